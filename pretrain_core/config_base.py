@@ -1,0 +1,11 @@
+"""Base class for every config model: unknown keys and wrong types are refused, never ignored."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict
+
+
+class StrictModel(BaseModel):
+    """A frozen pydantic model that refuses unknown keys, so a typo in YAML is an error naming the key."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)

@@ -1,0 +1,118 @@
+"""Stage manifests: what went in, what came out, what was dropped and why, under which config and code.
+
+A shard's record is written after its outputs, and the stage manifest after every shard, so each is also the
+completion marker of the work it describes.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import subprocess
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from pretrain_core import __version__, storage
+
+
+class ShardRecord(BaseModel):
+    """One unit of work: a shard's inputs, outputs and counts."""
+
+    key: str
+    config_hash: str
+    inputs: list[str]
+    outputs: list[str]
+    docs_in: int
+    docs_out: int
+    dropped: dict[str, int] = Field(default_factory=dict)
+    stats: dict[str, float] = Field(default_factory=dict)
+    bytes_in: int = 0
+    bytes_out: int = 0
+    seconds: float = 0.0
+
+
+class StageManifest(BaseModel):
+    """The whole stage: the aggregate of its shard records plus anything the stage fitted globally."""
+
+    stage: str
+    config_hash: str
+    code_version: str
+    config: dict[str, Any]
+    inputs: list[str]
+    outputs: list[str]
+    docs_in: int
+    docs_out: int
+    dropped: dict[str, int]
+    stats: dict[str, float]
+    bytes_in: int
+    bytes_out: int
+    seconds: float
+    shards: list[ShardRecord]
+    artifacts: dict[str, str] = Field(default_factory=dict)
+
+
+def config_hash(stage: str, config: Any, upstream: str = "") -> str:
+    """Hash of a stage's resolved config chained with its upstream hash, so upstream changes invalidate it."""
+    payload = json.dumps({"stage": stage, "config": config, "upstream": upstream}, sort_keys=True, default=str)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+@functools.cache
+def code_version() -> str:
+    """Package version plus the git commit when running from a checkout."""
+    try:
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"],
+            cwd=Path(__file__).resolve().parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        commit = ""
+    return f"{__version__}+{commit}" if commit else __version__
+
+
+def aggregate(
+    stage: str,
+    hash_: str,
+    config: dict[str, Any],
+    records: list[ShardRecord],
+    seconds: float,
+    artifacts: dict[str, str] | None = None,
+) -> StageManifest:
+    dropped: Counter[str] = Counter()
+    stats: Counter[str] = Counter()
+    for record in records:
+        dropped.update(record.dropped)
+        stats.update(record.stats)
+    return StageManifest(
+        stage=stage,
+        config_hash=hash_,
+        code_version=code_version(),
+        config=config,
+        inputs=[url for r in records for url in r.inputs],
+        outputs=[url for r in records for url in r.outputs],
+        docs_in=sum(r.docs_in for r in records),
+        docs_out=sum(r.docs_out for r in records),
+        dropped=dict(sorted(dropped.items())),
+        stats=dict(sorted(stats.items())),
+        bytes_in=sum(r.bytes_in for r in records),
+        bytes_out=sum(r.bytes_out for r in records),
+        seconds=round(seconds, 3),
+        shards=sorted(records, key=lambda r: r.key),
+        artifacts=artifacts or {},
+    )
+
+
+def write_manifest(url: str, manifest: BaseModel) -> None:
+    storage.write_json(url, manifest.model_dump(mode="json"))
+
+
+def read_manifest(url: str) -> StageManifest:
+    return StageManifest.model_validate(storage.read_json(url))

@@ -1,0 +1,96 @@
+"""The Arrow schemas between stages: the contract at the centre of the pipeline (documented in docs/schema.md).
+
+Each stage's output schema is the previous one plus the columns that stage adds, so any stage can read the
+output of any earlier stage. Dropped documents keep the schema of the stage that dropped them plus
+``drop_reason``. ``validate`` is called on every write; a mismatch is a bug, never coerced away.
+"""
+
+from __future__ import annotations
+
+import pyarrow as pa
+
+DOMAINS = ("general", "specialist", "code")
+
+# Written by ingestion. `id` is stable: a hash of source name and the record's location in its input.
+INGEST_FIELDS = [
+    pa.field("id", pa.string(), nullable=False),
+    pa.field("text", pa.string(), nullable=False),
+    pa.field("source", pa.string(), nullable=False),
+    pa.field("domain", pa.string(), nullable=False),
+    pa.field("location", pa.string(), nullable=False),  # file path / URL and offset the record came from
+    pa.field("code_language", pa.string(), nullable=True),  # set for code documents (from the file extension)
+]
+CLEAN_FIELDS = [
+    pa.field("lang", pa.string(), nullable=False),  # ISO 639-1 code or "und"
+    pa.field("lang_score", pa.float32(), nullable=False),
+]
+DEDUP_FIELDS = [
+    pa.field("dup_cluster", pa.string(), nullable=False),  # id of the cluster's representative (itself if unique)
+    pa.field("dup_cluster_size", pa.int32(), nullable=False),
+]
+PII_FIELDS = [
+    pa.field("pii_count", pa.int32(), nullable=False),
+    pa.field("pii_types", pa.list_(pa.string()), nullable=False),
+]
+QUALITY_FIELDS = [
+    pa.field("perplexity", pa.float32(), nullable=False),
+    pa.field("quality_bucket", pa.string(), nullable=False),  # head / middle / tail within its language
+]
+MIXTURE_FIELDS = [
+    pa.field("n_tokens", pa.int32(), nullable=False),
+    pa.field("repeat_index", pa.int32(), nullable=False),  # 0 for the first copy, >0 for upsampled copies
+]
+
+INGEST = pa.schema(INGEST_FIELDS)
+CLEAN = pa.schema(INGEST_FIELDS + CLEAN_FIELDS)
+DEDUP = pa.schema(INGEST_FIELDS + CLEAN_FIELDS + DEDUP_FIELDS)
+PII = pa.schema(INGEST_FIELDS + CLEAN_FIELDS + DEDUP_FIELDS + PII_FIELDS)
+QUALITY = pa.schema(INGEST_FIELDS + CLEAN_FIELDS + DEDUP_FIELDS + PII_FIELDS + QUALITY_FIELDS)
+MIXTURE = pa.schema(INGEST_FIELDS + CLEAN_FIELDS + DEDUP_FIELDS + PII_FIELDS + QUALITY_FIELDS + MIXTURE_FIELDS)
+
+DROP_REASON = pa.field("drop_reason", pa.string(), nullable=False)
+
+# Written by tokenization: fixed-length packed sequences, the training input.
+TOKENS = pa.schema(
+    [
+        pa.field("input_ids", pa.list_(pa.int32()), nullable=False),  # exactly seq_len + 1 ids (inputs + shifted target)
+        pa.field("domain", pa.string(), nullable=False),  # domain of the majority of the sequence's tokens
+        pa.field("doc_ids", pa.list_(pa.string()), nullable=False),  # documents packed into this sequence
+        pa.field("split", pa.string(), nullable=False),  # train / validation / test, decided per document
+    ]
+)
+
+STAGE_SCHEMAS: dict[str, pa.Schema] = {
+    "ingest": INGEST,
+    "clean": CLEAN,
+    "dedup": DEDUP,
+    "pii": PII,
+    "quality": QUALITY,
+    "mixture": MIXTURE,
+    "tokens": TOKENS,
+}
+
+
+class SchemaError(ValueError):
+    """A table does not match the stage contract."""
+
+
+def dropped_schema(schema: pa.Schema) -> pa.Schema:
+    return schema.append(DROP_REASON)
+
+
+def validate(table: pa.Table, schema: pa.Schema, where: str) -> pa.Table:
+    """Check ``table`` against ``schema`` (names, order, types, nulls) and return it cast to the exact schema."""
+    if table.schema.names != schema.names:
+        raise SchemaError(f"{where}: columns {table.schema.names} do not match the contract {schema.names}")
+    for field in schema:
+        column = table.column(field.name)
+        if column.type != field.type:
+            raise SchemaError(f"{where}: column {field.name!r} has type {column.type}, contract says {field.type}")
+        if not field.nullable and column.null_count:
+            raise SchemaError(f"{where}: column {field.name!r} has {column.null_count} nulls, contract forbids them")
+    return table.cast(schema)
+
+
+def empty(schema: pa.Schema) -> pa.Table:
+    return schema.empty_table()

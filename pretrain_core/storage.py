@@ -1,0 +1,127 @@
+"""fsspec-backed storage: every path in the pipeline is a URL (local path, file://, s3://, memory://).
+
+Writes go to a temporary sibling name and are committed by rename, so a crash never leaves a half-written
+file under its final name; readers only ever see complete files.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import IO, Any
+
+import fsspec
+import pyarrow as pa
+import pyarrow.parquet as pq
+from fsspec.core import url_to_fs
+
+_storage_options: dict[str, dict[str, Any]] = {}
+
+
+def set_storage_options(protocol: str, **options: Any) -> None:
+    """Register default fsspec options for a protocol (e.g. an S3 endpoint), used by every call below."""
+    _storage_options[protocol] = options
+
+
+def filesystem(url: str) -> tuple[fsspec.AbstractFileSystem, str]:
+    """The filesystem for ``url`` and the path inside it."""
+    protocol = url.split("://", 1)[0] if "://" in url else "file"
+    return url_to_fs(url, **_storage_options.get(protocol, {}))
+
+
+def join(base: str, *parts: str) -> str:
+    """Join URL parts with '/', keeping the scheme."""
+    out = base.rstrip("/")
+    for part in parts:
+        out = f"{out}/{part.strip('/')}"
+    return out
+
+
+def exists(url: str) -> bool:
+    fs, path = filesystem(url)
+    return bool(fs.exists(path))
+
+
+def _unprotocol(url: str, path: str) -> str:
+    """Rebuild a URL from a filesystem-relative path, keeping the caller's scheme."""
+    if "://" in url:
+        return f"{url.split('://', 1)[0]}://{path.lstrip('/') if not url.startswith('file://') else path}"
+    return path
+
+
+def list_files(url: str, suffix: str = "") -> list[str]:
+    """All files under ``url`` (recursively) ending with ``suffix``, sorted for deterministic shard order."""
+    fs, path = filesystem(url)
+    if not fs.exists(path):
+        return []
+    if fs.isfile(path):
+        return [url]
+    found = sorted(p for p in fs.find(path) if p.endswith(suffix) and not p.rsplit("/", 1)[-1].startswith(".tmp-"))
+    return [_unprotocol(url, p) for p in found]
+
+
+@contextmanager
+def atomic_open(url: str, mode: str = "wb") -> Iterator[IO[Any]]:
+    """Open ``url`` for writing under a temporary name; rename into place only if the block succeeds."""
+    fs, path = filesystem(url)
+    parent = path.rsplit("/", 1)[0] if "/" in path else ""
+    if parent:
+        fs.makedirs(parent, exist_ok=True)
+    tmp = f"{parent}/.tmp-{uuid.uuid4().hex}-{path.rsplit('/', 1)[-1]}" if parent else f".tmp-{uuid.uuid4().hex}"
+    try:
+        with fs.open(tmp, mode) as handle:
+            yield handle
+        fs.mv(tmp, path)
+    finally:
+        if fs.exists(tmp):
+            fs.rm(tmp)
+
+
+def write_bytes(url: str, data: bytes) -> None:
+    with atomic_open(url, "wb") as handle:
+        handle.write(data)
+
+
+def read_bytes(url: str) -> bytes:
+    fs, path = filesystem(url)
+    with fs.open(path, "rb") as handle:
+        return bytes(handle.read())
+
+
+def write_json(url: str, obj: Any) -> None:
+    """Write JSON with sorted keys so equal objects give equal bytes."""
+    write_bytes(url, (json.dumps(obj, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode())
+
+
+def read_json(url: str) -> Any:
+    return json.loads(read_bytes(url))
+
+
+def write_parquet(url: str, table: pa.Table) -> None:
+    """Write a Parquet file atomically; no write statistics that embed time, so reruns are byte-identical."""
+    with atomic_open(url, "wb") as handle:
+        pq.write_table(table, handle, compression="zstd", write_statistics=True)
+
+
+def read_parquet(url: str, columns: list[str] | None = None) -> pa.Table:
+    fs, path = filesystem(url)
+    with fs.open(path, "rb") as handle:
+        return pq.read_table(handle, columns=columns)
+
+
+def remove(url: str) -> None:
+    fs, path = filesystem(url)
+    if fs.exists(path):
+        fs.rm(path, recursive=True)
+
+
+def local_path(url: str) -> str | None:
+    """The local filesystem path of ``url``, or None when it lives elsewhere (tools like torchrun need one)."""
+    if "://" not in url:
+        return os.path.abspath(url)
+    if url.startswith("file://"):
+        return url[len("file://") :]
+    return None
