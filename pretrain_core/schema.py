@@ -53,7 +53,7 @@ DROP_REASON = pa.field("drop_reason", pa.string(), nullable=False)
 # Written by tokenization: fixed-length packed sequences, the training input.
 TOKENS = pa.schema(
     [
-        pa.field("input_ids", pa.list_(pa.int32()), nullable=False),  # exactly seq_len + 1 ids (inputs + shifted target)
+        pa.field("input_ids", pa.list_(pa.int32()), nullable=False),  # seq_len + 1 ids: inputs plus shifted target
         pa.field("domain", pa.string(), nullable=False),  # domain of the majority of the sequence's tokens
         pa.field("doc_ids", pa.list_(pa.string()), nullable=False),  # documents packed into this sequence
         pa.field("split", pa.string(), nullable=False),  # train / validation / test, decided per document
