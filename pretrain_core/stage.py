@@ -10,7 +10,6 @@ caller's business: jobs are plain data and `run_shard` is a plain function.
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -178,18 +177,3 @@ def finalize_stage(
 def data_shards(output_root: str) -> list[str]:
     """The kept-document shards of a finished stage, in deterministic order."""
     return [u for u in storage.list_files(storage.join(output_root, "data"), ".parquet")]
-
-
-def run_stage_locally(
-    stage_name: str,
-    jobs: list[ShardJob],
-    run: Callable[[ShardJob], ShardRecord],
-    progress: Callable[[int, int], None] | None = None,
-) -> list[ShardRecord]:
-    """Run jobs in this process, in order (the CLI path; flows map the same jobs over a task runner)."""
-    records = []
-    for done, job in enumerate(jobs, start=1):
-        records.append(run(job))
-        if progress:
-            progress(done, len(jobs))
-    return records

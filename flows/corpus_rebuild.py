@@ -1,0 +1,44 @@
+"""corpus-rebuild: every corpus stage in order, each mapped over its shards; finished work is skipped."""
+
+from __future__ import annotations
+
+from prefect import flow, unmapped
+
+from pretrain_core.config import PipelineConfig, load_config
+from pretrain_core.manifest import StageManifest
+from pretrain_core.pipeline import CORPUS_STAGES
+from tasks.corpus import finalize_stage, finished_stage, fit_stage, plan_stage, run_stage_shard
+from tasks.runners import task_runner_for
+
+
+@flow(name="corpus-rebuild-stages", log_prints=True)
+def rebuild_stages(cfg: PipelineConfig) -> dict[str, StageManifest]:
+    """Run the stages of an already-loaded config on the flow's task runner."""
+    manifests: dict[str, StageManifest] = {}
+    for name in CORPUS_STAGES:
+        done = finished_stage(cfg, name)
+        if done is not None:
+            manifests[name] = done
+            continue
+        artifacts = fit_stage(cfg, name)
+        plan = plan_stage(cfg, name)
+        futures = run_stage_shard.map(unmapped(cfg), unmapped(name), list(plan.jobs), unmapped(artifacts))
+        manifests[name] = finalize_stage(cfg, plan, futures.result(), artifacts)
+    return manifests
+
+
+@flow(name="corpus-rebuild", log_prints=True)
+def corpus_rebuild(config_path: str | None = None, overrides: list[str] | None = None) -> dict[str, StageManifest]:
+    """Rebuild the corpus from raw sources to packed token shards.
+
+    Args:
+        config_path: pipeline YAML; the embedded demo config when empty.
+        overrides: dotted overrides such as `dedup.minhash.threshold=0.7`.
+    """
+    cfg = load_config(config_path, overrides)
+    return run_corpus(cfg)
+
+
+def run_corpus(cfg: PipelineConfig) -> dict[str, StageManifest]:
+    """Run the stages with the task runner the config's execution section asks for."""
+    return rebuild_stages.with_options(task_runner=task_runner_for(cfg.execution))(cfg)

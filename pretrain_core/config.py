@@ -1,0 +1,148 @@
+"""The pipeline config: one YAML file, validated into strict models, with dotted command-line overrides.
+
+Each stage owns its config model next to its code; this module only composes them. Unknown keys and
+out-of-range values are refused with the dotted path of the offending key.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import Field, ValidationError, field_validator
+
+from pretrain_core.clean.config import CleanConfig
+from pretrain_core.config_base import StrictModel
+from pretrain_core.dedup.config import DedupConfig
+from pretrain_core.ingest.config import IngestConfig, SourceConfig
+from pretrain_core.mixture.config import MixtureConfig
+from pretrain_core.pii.config import PiiConfig
+from pretrain_core.quality.config import QualityConfig
+from pretrain_core.tokenize.config import PackConfig, TokenizerConfig
+from pretrain_core.train.config import EvalConfig, TrainConfig
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_CONFIG = Path(__file__).resolve().parent / "defaults" / "demo.yaml"
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used, with every problem named by its dotted key."""
+
+
+class StorageConfig(StrictModel):
+    root: str = Field(
+        default="outputs/demo",
+        description="fsspec URL under which every stage writes (a local path, file://, s3://bucket/prefix, ...).",
+    )
+    endpoint_url: str | None = Field(
+        default=None,
+        description="S3-compatible endpoint (MinIO, moto, Ceph). Credentials come from the usual AWS environment.",
+    )
+
+
+class ExecutionConfig(StrictModel):
+    dask_address: str | None = Field(
+        default=None,
+        description="Address of a running Dask scheduler (tcp://host:8786). Data stages map their shards over it.",
+    )
+    dask_local_workers: int = Field(
+        default=0,
+        ge=0,
+        le=512,
+        description="Start a throwaway Dask LocalCluster with this many workers (0 = run shards in threads).",
+    )
+    max_threads: int = Field(default=2, ge=1, le=256, description="Concurrent shard tasks without Dask.")
+
+
+class PipelineConfig(StrictModel):
+    """A whole pipeline run: sources, every stage's settings, storage, training and evaluation."""
+
+    name: str = Field(default="demo", pattern=r"^[a-z0-9][a-z0-9_-]*$", description="Run name, used in paths.")
+    storage: StorageConfig = Field(default_factory=StorageConfig, description="Where outputs go.")
+    execution: ExecutionConfig = Field(default_factory=ExecutionConfig, description="Where shard work runs.")
+    sources: list[SourceConfig] = Field(min_length=1, description="Input sources, each with its domain.")
+    ingest: IngestConfig = Field(default_factory=IngestConfig, description="Ingestion settings.")
+    clean: CleanConfig = Field(default_factory=CleanConfig, description="Cleaning, language id, heuristics.")
+    dedup: DedupConfig = Field(default_factory=DedupConfig, description="Exact and near-duplicate removal.")
+    pii: PiiConfig = Field(default_factory=PiiConfig, description="PII detection and redaction.")
+    quality: QualityConfig = Field(default_factory=QualityConfig, description="Perplexity-based quality.")
+    tokenizer: TokenizerConfig = Field(default_factory=TokenizerConfig, description="SentencePiece training.")
+    mixture: MixtureConfig = Field(default_factory=MixtureConfig, description="Token-budget domain mixture.")
+    pack: PackConfig = Field(default_factory=PackConfig, description="Splitting and packing into sequences.")
+    train: TrainConfig = Field(default_factory=TrainConfig, description="Model training.")
+    evaluate: EvalConfig = Field(default_factory=EvalConfig, description="Checkpoint evaluation.")
+
+    @field_validator("sources")
+    @classmethod
+    def _unique_source_names(cls, sources: list[SourceConfig]) -> list[SourceConfig]:
+        names = [s.name for s in sources]
+        clashes = sorted({n for n in names if names.count(n) > 1})
+        if clashes:
+            raise ValueError(f"source names must be unique, repeated: {clashes}")
+        return sources
+
+    def hash(self) -> str:
+        """Hash of the resolved config, recorded with every output."""
+        payload = json.dumps(self.model_dump(mode="json"), sort_keys=True)
+        return hashlib.sha256(payload.encode()).hexdigest()[:16]
+
+
+def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply `a.b.c=value` overrides; values are parsed as YAML (`3`, `true`, `[1, 2]`, `null`)."""
+    out = copy.deepcopy(raw)
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(f"override {item!r} is not of the form dotted.key=value")
+        node = out
+        parts = key.strip().split(".")
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise ConfigError(f"override {item!r}: {part!r} is not a section")
+            node = child
+        node[parts[-1]] = yaml.safe_load(value)
+    return out
+
+
+def _resolve_source_paths(raw: dict[str, Any], base_dir: Path) -> None:
+    """Relative local source paths are relative to the config file (the embedded default: the repo root)."""
+    for source in raw.get("sources") or []:
+        path = source.get("path") if isinstance(source, dict) else None
+        if isinstance(path, str) and "://" not in path and not Path(path).is_absolute():
+            source["path"] = str(base_dir / path)
+
+
+def format_validation_error(error: ValidationError) -> str:
+    lines = []
+    for item in error.errors():
+        key = ".".join(str(p) for p in item["loc"]) or "<root>"
+        message = "unknown key" if item["type"] == "extra_forbidden" else item["msg"]
+        lines.append(f"  {key}: {message}")
+    return "invalid pipeline config:\n" + "\n".join(lines)
+
+
+def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> PipelineConfig:
+    """Load a YAML config (the embedded demo default when `path` is None) and apply dotted overrides."""
+    source = Path(path) if path else DEFAULT_CONFIG
+    try:
+        raw = yaml.safe_load(source.read_text(encoding="utf-8")) or {}
+    except FileNotFoundError as exc:
+        raise ConfigError(f"config file not found: {source}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"config file {source} is not valid YAML: {exc}") from exc
+    if not isinstance(raw, dict):
+        raise ConfigError(f"config file {source} must hold a mapping at the top level")
+    raw = apply_overrides(raw, overrides or [])
+    if "sources_file" in raw:
+        sources_file = (source.parent if path else REPO_ROOT) / raw.pop("sources_file")
+        raw["sources"] = yaml.safe_load(sources_file.read_text(encoding="utf-8"))
+    _resolve_source_paths(raw, source.parent if path else REPO_ROOT)
+    try:
+        return PipelineConfig.model_validate(raw)
+    except ValidationError as exc:
+        raise ConfigError(format_validation_error(exc)) from None

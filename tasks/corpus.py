@@ -1,0 +1,69 @@
+"""Tasks for the corpus stages. Our own completion markers make reruns idempotent, so Prefect caching is off."""
+
+from __future__ import annotations
+
+from prefect import get_run_logger, task
+from prefect.artifacts import create_table_artifact
+from prefect.cache_policies import NO_CACHE
+
+from pretrain_core.config import PipelineConfig
+from pretrain_core.manifest import ShardRecord, StageManifest
+from pretrain_core.pipeline import CorpusPipeline, StagePlan
+from pretrain_core.stage import ShardJob
+
+
+@task(cache_policy=NO_CACHE, task_run_name="status-{name}")
+def finished_stage(cfg: PipelineConfig, name: str) -> StageManifest | None:
+    """The stage's manifest when it already finished under this config (the rerun does no work)."""
+    done = CorpusPipeline(cfg).finished(name)
+    if done is not None:
+        get_run_logger().info("%s: already done under config %s, skipping", name, done.config_hash)
+    return done
+
+
+@task(cache_policy=NO_CACHE, task_run_name="fit-{name}")
+def fit_stage(cfg: PipelineConfig, name: str) -> dict[str, str]:
+    return CorpusPipeline(cfg).fit(name)
+
+
+@task(cache_policy=NO_CACHE, task_run_name="plan-{name}")
+def plan_stage(cfg: PipelineConfig, name: str) -> StagePlan:
+    plan = CorpusPipeline(cfg).plan(name)
+    get_run_logger().info("%s: %d shards -> %s", name, len(plan.jobs), plan.output_root)
+    return plan
+
+
+@task(cache_policy=NO_CACHE, task_run_name="{name}-{job.key}")
+def run_stage_shard(cfg: PipelineConfig, name: str, job: ShardJob, artifacts: dict[str, str]) -> ShardRecord:
+    return CorpusPipeline(cfg).run_job(name, job, artifacts)
+
+
+@task(cache_policy=NO_CACHE, task_run_name="finalize-{plan.name}")
+def finalize_stage(
+    cfg: PipelineConfig, plan: StagePlan, records: list[ShardRecord], artifacts: dict[str, str]
+) -> StageManifest:
+    """Write the stage manifest and show its counts as a table in the UI."""
+    manifest = CorpusPipeline(cfg).finalize(plan, records, artifacts)
+    create_table_artifact(
+        key=f"{cfg.name}-{plan.name}-counts".replace("_", "-"),
+        table=stage_table(manifest),
+        description=f"**{plan.name}**: {manifest.docs_in} in, {manifest.docs_out} out, config {manifest.config_hash}",
+    )
+    get_run_logger().info(
+        "%s: %d in, %d out, dropped %s", plan.name, manifest.docs_in, manifest.docs_out, manifest.dropped
+    )
+    return manifest
+
+
+def stage_table(manifest: StageManifest) -> list[dict[str, object]]:
+    """Per-shard rows plus a total row: counts in/out and drops by reason."""
+    reasons = sorted(manifest.dropped)
+    rows: list[dict[str, object]] = []
+    for shard in manifest.shards:
+        row: dict[str, object] = {"shard": shard.key, "in": shard.docs_in, "out": shard.docs_out}
+        row.update({f"dropped:{r}": shard.dropped.get(r, 0) for r in reasons})
+        rows.append(row)
+    total: dict[str, object] = {"shard": "TOTAL", "in": manifest.docs_in, "out": manifest.docs_out}
+    total.update({f"dropped:{r}": manifest.dropped[r] for r in reasons})
+    rows.append(total)
+    return rows

@@ -1,0 +1,19 @@
+"""Choose where shard tasks run: threads here, a throwaway Dask LocalCluster, or a running Dask cluster."""
+
+from __future__ import annotations
+
+from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
+from prefect_dask import DaskTaskRunner
+
+from pretrain_core.config import ExecutionConfig
+
+
+def task_runner_for(execution: ExecutionConfig) -> TaskRunner:  # type: ignore[type-arg]
+    """A Dask runner when a cluster address (or local workers) is configured, else a thread pool."""
+    if execution.dask_address:
+        return DaskTaskRunner(address=execution.dask_address)
+    if execution.dask_local_workers:
+        return DaskTaskRunner(
+            cluster_kwargs={"n_workers": execution.dask_local_workers, "threads_per_worker": 1, "processes": True}
+        )
+    return ThreadPoolTaskRunner(max_workers=execution.max_threads)

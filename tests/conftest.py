@@ -1,0 +1,45 @@
+"""Shared fixtures: an isolated Prefect home, a moto S3 server on loopback, real text samples."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+# Prefect reads its settings at import: isolate it before any test module imports it.
+os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="pretrain-prefect-"))
+os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def s3_endpoint() -> Iterator[str]:
+    """A real S3 API (moto's server) on loopback, with a bucket named `pretrain-test`."""
+    from moto.server import ThreadedMotoServer
+
+    os.environ.setdefault("AWS_ACCESS_KEY_ID", "testing")
+    os.environ.setdefault("AWS_SECRET_ACCESS_KEY", "testing")
+    os.environ.setdefault("AWS_DEFAULT_REGION", "us-east-1")
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0)
+    server.start()
+    host, port = server.get_host_and_port()
+    endpoint = f"http://{host}:{port}"
+    import boto3
+
+    boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1").create_bucket(Bucket="pretrain-test")
+    yield endpoint
+    server.stop()
+
+
+@pytest.fixture
+def real_texts() -> list[str]:
+    """Real licence texts shipped by the OS: prose of varied length for stage tests."""
+    texts = [p.read_text(encoding="utf-8") for p in sorted(Path("/usr/share/common-licenses").glob("*")) if p.is_file()]
+    assert texts, "expected licence texts under /usr/share/common-licenses"
+    return texts
