@@ -1,0 +1,3 @@
+from pretrain_cli.main import main
+
+raise SystemExit(main())

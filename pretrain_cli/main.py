@@ -1,0 +1,149 @@
+"""`pretrain`: the command line. Whole runs go through Prefect flows; single stages run in-process."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from typing import Any
+
+import yaml
+
+from pretrain_core.config import ConfigError, PipelineConfig, load_config
+
+STAGES = ("ingest", "clean", "dedup", "pii", "quality", "mixture", "tokenize")
+
+EPILOG = """\
+examples:
+  pretrain run                                  # the whole DAG on the bundled demo corpus
+  pretrain run --config my.yaml --set train.max_steps=2000 --set storage.root=s3://bucket/run1
+  pretrain corpus --set execution.dask_address=tcp://scheduler:8786
+  pretrain stage dedup --input docs.jsonl.gz --output out/dedup
+  pretrain config show --set mixture.weights.code=0.2
+"""
+
+
+def _add_config_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config", metavar="FILE", help="pipeline YAML (default: the embedded demo config on data/demo)"
+    )
+    parser.add_argument(
+        "--set",
+        dest="overrides",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="dotted override, repeatable, value parsed as YAML (e.g. --set dedup.threshold=0.7)",
+    )
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pretrain",
+        description="LLM pretraining pipeline: raw text -> clean, deduplicated, PII-free, quality-scored, "
+        "mixed and tokenized shards -> a trained and evaluated checkpoint.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    run = commands.add_parser(
+        "run",
+        help="run the whole DAG (corpus stages, training, evaluation) as a Prefect flow",
+        description="Run every corpus stage, train a model under torchrun and evaluate its checkpoints. "
+        "Finished stages and shards are skipped, so a rerun after a crash redoes only what is missing.",
+    )
+    _add_config_args(run)
+
+    corpus = commands.add_parser(
+        "corpus",
+        help="run the corpus stages only (ingest ... tokenize) as a Prefect flow",
+        description="Rebuild the corpus from the configured sources into packed token shards.",
+    )
+    _add_config_args(corpus)
+
+    train = commands.add_parser(
+        "train",
+        help="train (and evaluate) on the token shards of a finished corpus run, as a Prefect flow",
+        description="Launch training under torchrun on the corpus's token shards, then evaluate each checkpoint.",
+    )
+    _add_config_args(train)
+
+    stage = commands.add_parser(
+        "stage",
+        help="run one corpus stage by itself on JSONL or Parquet files (no Prefect)",
+        description="Run one stage on the given files. Raw JSONL (.gz/.zst) or Parquet with a text column is "
+        "ingested first; outputs, quarantined documents and the manifest go under --output.",
+    )
+    stage.add_argument("name", choices=STAGES, help="the stage to run")
+    stage.add_argument("--input", nargs="+", required=True, metavar="URL", help="input files (fsspec URLs)")
+    stage.add_argument("--output", required=True, metavar="URL", help="output directory (fsspec URL)")
+    stage.add_argument("--domain", default="general", choices=("general", "specialist", "code"),
+                       help="domain of raw inputs (default: general)")
+    stage.add_argument("--text-field", default="text", help="text field of raw JSONL/Parquet (default: text)")
+    _add_config_args(stage)
+
+    config = commands.add_parser("config", help="show or validate a pipeline config")
+    config.add_argument("action", choices=("show", "validate"), help="show: print the resolved YAML; validate")
+    _add_config_args(config)
+    return parser
+
+
+def _load(args: argparse.Namespace) -> PipelineConfig:
+    return load_config(args.config, args.overrides)
+
+
+def _print_manifests(manifests: dict[str, Any]) -> None:
+    print(f"{'stage':<10} {'in':>8} {'out':>8}  dropped")
+    for name, manifest in manifests.items():
+        print(f"{name:<10} {manifest.docs_in:>8} {manifest.docs_out:>8}  {json.dumps(manifest.dropped)}")
+
+
+def _run_stage(args: argparse.Namespace) -> None:
+    from tqdm import tqdm
+
+    from pretrain_core.standalone import run_standalone
+
+    cfg = _load(args)
+    with tqdm(desc=args.name, unit="shard") as bar:
+        manifest = run_standalone(cfg, args.name, args.input, args.output, args.domain, args.text_field)
+        bar.update(len(manifest.shards))
+    _print_manifests({args.name: manifest})
+    print(f"manifest: {args.output.rstrip('/')}/manifest.json")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(message)s")
+    os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
+    try:
+        if args.command == "config":
+            cfg = _load(args)
+            if args.action == "show":
+                print(yaml.safe_dump(cfg.model_dump(mode="json"), sort_keys=False, allow_unicode=True), end="")
+            print(f"# config hash: {cfg.hash()}")
+        elif args.command == "stage":
+            _run_stage(args)
+        elif args.command == "corpus":
+            from flows.corpus_rebuild import run_corpus
+
+            _print_manifests(run_corpus(_load(args)))
+        elif args.command == "train":
+            from flows.train import run_training
+
+            run_training(_load(args))
+        else:
+            from flows.pipeline import run_pipeline
+
+            run_pipeline(_load(args))
+    except ConfigError as exc:
+        print(f"pretrain: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

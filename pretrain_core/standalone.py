@@ -1,0 +1,117 @@
+"""Run one corpus stage by itself on JSONL or Parquet files, outside the full pipeline.
+
+Inputs that already carry the stage's input contract are used as they are. Anything else (plain JSONL or
+Parquet with a text column) is ingested first and brought up to the contract with neutral values for the
+columns that earlier stages would have filled (`lang` = "und", each document its own dedup cluster, ...).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from pretrain_core import schema, storage
+from pretrain_core.config import PipelineConfig
+from pretrain_core.ingest.config import SourceConfig
+from pretrain_core.manifest import StageManifest
+from pretrain_core.pipeline import CorpusPipeline
+
+STAGE_INPUT: dict[str, pa.Schema] = {
+    "clean": schema.INGEST,
+    "dedup": schema.CLEAN,
+    "pii": schema.DEDUP,
+    "quality": schema.PII,
+    "mixture": schema.QUALITY,
+    "tokenize": schema.MIXTURE,
+}
+
+_NEUTRAL: dict[str, Any] = {
+    "lang": "und",
+    "lang_score": 0.0,
+    "dup_cluster_size": 1,
+    "pii_count": 0,
+    "pii_types": [],
+    "perplexity": 0.0,
+    "quality_bucket": "unscored",
+    "n_tokens": 0,
+    "repeat_index": 0,
+}
+
+
+def conform(table: pa.Table, target: pa.Schema) -> pa.Table:
+    """Add the target's missing columns with neutral values and order columns as the contract says."""
+    columns = []
+    for field in target:
+        if field.name in table.schema.names:
+            columns.append(table.column(field.name).cast(field.type))
+        elif field.name == "dup_cluster":
+            columns.append(table.column("id"))
+        elif field.name in _NEUTRAL:
+            columns.append(pa.array([_NEUTRAL[field.name]] * table.num_rows, type=field.type))
+        elif field.nullable:
+            columns.append(pa.nulls(table.num_rows, type=field.type))
+        else:
+            raise schema.SchemaError(f"input lacks required column {field.name!r} and it has no neutral value")
+    return pa.Table.from_arrays(columns, schema=target)
+
+
+def _is_ingested(url: str) -> bool:
+    """A Parquet shard written by our ingestion (or any later stage), as opposed to a raw Parquet file."""
+    if not url.endswith(".parquet"):
+        return False
+    fs, path = storage.filesystem(url)
+    with fs.open(path, "rb") as handle:
+        names = set(pq.read_schema(handle).names)
+    return set(schema.INGEST.names) <= names
+
+
+def _source_for(url: str, index: int, domain: str, text_field: str) -> SourceConfig:
+    fmt = "parquet" if url.endswith(".parquet") else "jsonl"
+    return SourceConfig(name=f"input_{index}", domain=domain, format=fmt, path=url, text_field=text_field)
+
+
+def prepare_inputs(
+    cfg: PipelineConfig, stage: str, input_urls: list[str], output: str, domain: str, text_field: str
+) -> list[str]:
+    """Shards that satisfy `stage`'s input contract, ingesting and conforming raw files under `<output>/_input`."""
+    target = STAGE_INPUT[stage]
+    raw = [u for u in input_urls if not _is_ingested(u)]
+    ready = [u for u in input_urls if u not in raw]
+    if raw:
+        sources = [_source_for(u, i, domain, text_field) for i, u in enumerate(raw)]
+        ingest_cfg = cfg.model_copy(update={"sources": sources})
+        ingested = CorpusPipeline(ingest_cfg, roots={"ingest": storage.join(output, "_ingest")}).run_stage("ingest")
+        ready += [u for u in ingested.outputs if "/data/" in u]
+    prepared = []
+    for url in sorted(ready):
+        name = url.rstrip("/").rsplit("/", 1)[-1]
+        target_url = storage.join(output, "_input", name)
+        storage.write_parquet(target_url, conform(storage.read_parquet(url), target))
+        prepared.append(target_url)
+    return prepared
+
+
+def run_standalone(
+    cfg: PipelineConfig,
+    stage: str,
+    input_urls: list[str],
+    output: str,
+    domain: str = "general",
+    text_field: str = "text",
+) -> StageManifest:
+    """Run `stage` on `input_urls`, writing its data, quarantine, artifacts and manifest under `output`."""
+    if stage == "ingest":
+        sources = [_source_for(u, i, domain, text_field) for i, u in enumerate(input_urls)]
+        pipeline = CorpusPipeline(cfg.model_copy(update={"sources": sources}), roots={"ingest": output})
+        return pipeline.run_stage("ingest")
+    if stage not in STAGE_INPUT:
+        raise ValueError(f"unknown stage {stage!r}; choose from ingest, {', '.join(STAGE_INPUT)}")
+    prepared = prepare_inputs(cfg, stage, input_urls, output, domain, text_field)
+    pipeline = CorpusPipeline(
+        cfg,
+        roots={stage: output, "tokenizer": storage.join(output, "tokenizer")},
+        inputs={stage: prepared, "tokenizer": prepared},
+    )
+    return pipeline.run_stage(stage)
