@@ -1,0 +1,34 @@
+# Fresh machine: `make demo` runs the whole DAG on the demo corpus; `make test` runs the test suite.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+export PREFECT_SERVER_ANALYTICS_ENABLED := false
+export OMP_WAIT_POLICY := PASSIVE
+
+.PHONY: setup demo test test-all lint bench clean
+
+$(BIN)/pretrain: pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -c constraints.txt -e ".[dev]"
+	touch $@
+
+setup: $(BIN)/pretrain
+
+demo: setup
+	$(BIN)/pretrain run
+
+test: setup
+	$(BIN)/pytest -m "not slow" -q
+
+test-all: setup
+	$(BIN)/pytest -q
+
+lint: setup
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy pretrain_core pretrain_cli tasks flows
+
+bench: setup
+	for script in benchmarks/bench_*.py; do $(BIN)/python $$script; done
+
+clean:
+	rm -rf outputs/demo
