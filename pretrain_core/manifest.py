@@ -78,6 +78,17 @@ def code_version() -> str:
     return f"{__version__}+{commit}" if commit else __version__
 
 
+def _combine(key: str, total: float | None, value: float) -> float:
+    """Shard stats add up, except extremes (`largest_*`, `max_*`, `min_*`), which take the extreme."""
+    if total is None:
+        return value
+    if key.startswith(("largest_", "max_")):
+        return max(total, value)
+    if key.startswith("min_"):
+        return min(total, value)
+    return total + value
+
+
 def aggregate(
     stage: str,
     hash_: str,
@@ -87,10 +98,11 @@ def aggregate(
     artifacts: dict[str, str] | None = None,
 ) -> StageManifest:
     dropped: Counter[str] = Counter()
-    stats: Counter[str] = Counter()
+    stats: dict[str, float] = {}
     for record in records:
         dropped.update(record.dropped)
-        stats.update(record.stats)
+        for key, value in record.stats.items():
+            stats[key] = _combine(key, stats.get(key), value)
     return StageManifest(
         stage=stage,
         config_hash=hash_,

@@ -1,0 +1,94 @@
+"""MinHash signatures for many documents in one vectorised pass, indexed with datasketch's ``MinHashLSH``.
+
+The signatures are bit-identical to datasketch's ``MinHash(num_perm, seed, scheme="affine32")`` updated with the
+low 32 bits of our shingle hashes (same permutations, same MurmurHash3 pre-mix): we only replace its per-shingle
+Python loop and SHA-1 with one (shingles × permutations) numpy product per chunk, so the result plugs into
+datasketch's ``LeanMinHash`` and ``MinHashLSH`` unchanged.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+from datasketch import LeanMinHash, MinHash, MinHashLSH
+
+from pretrain_core.dedup.shingles import ShingleSets
+
+SCHEME = "affine32"
+_MAX_HASH = np.uint32(0xFFFFFFFF)
+
+
+@functools.cache
+def permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """datasketch's affine permutations ``a * h + b mod 2**32`` for this seed (``a`` odd, so a bijection)."""
+    a, b = MinHash(num_perm=num_perm, seed=seed, scheme=SCHEME).permutations
+    return a.astype(np.uint32), b.astype(np.uint32)
+
+
+def minhash_signatures(sets: ShingleSets, num_perm: int, seed: int) -> np.ndarray:
+    """One ``num_perm``-wide uint32 signature per document; a document without shingles keeps all-ones."""
+    a, b = permutations(num_perm, seed)
+
+    def permuted(hashes: np.ndarray, _counts: np.ndarray) -> np.ndarray:
+        mixed = fmix32((hashes & np.uint64(0xFFFFFFFF)).astype(np.uint32))
+        values = np.multiply.outer(a, mixed)
+        values += b[:, np.newaxis]
+        return values
+
+    return sets.reduce_per_doc(permuted, np.minimum, np.full(num_perm, _MAX_HASH, dtype=np.uint32))
+
+
+def fmix32(values: np.ndarray) -> np.ndarray:
+    """MurmurHash3's 32-bit finaliser, the pre-mix datasketch applies before permuting."""
+    values = values ^ (values >> np.uint32(16))
+    values = values * np.uint32(0x85EBCA6B)
+    values = values ^ (values >> np.uint32(13))
+    values = values * np.uint32(0xC2B2AE35)
+    return values ^ (values >> np.uint32(16))
+
+
+def lean_minhash(signature: np.ndarray, seed: int) -> LeanMinHash:
+    """A datasketch sketch over one of our signatures (for its LSH, or to compare with its own MinHash)."""
+    return LeanMinHash(seed=seed, hashvalues=signature, scheme=SCHEME)
+
+
+def lsh_buckets(
+    signatures: np.ndarray,
+    docs: np.ndarray,
+    seed: int,
+    threshold: float,
+    false_negative_weight: float,
+    params: tuple[int, int] | None,
+) -> tuple[list[np.ndarray], tuple[int, int]]:
+    """Groups of ``docs`` sharing at least one LSH band, and the (bands, rows) used.
+
+    Without ``params`` datasketch picks the bands and rows that minimise the weighted sum of false positives
+    and false negatives at ``threshold``. Its in-memory index holds a few hundred bytes per document; beyond
+    memory, the same bands would be written as per-band files sorted by band hash and merged instead.
+    """
+    num_perm = signatures.shape[1]
+    bands_rows = params or lsh_params(threshold, num_perm, false_negative_weight)
+    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm, params=bands_rows)
+    with lsh.insertion_session() as session:
+        for doc in docs.tolist():
+            session.insert(doc, lean_minhash(signatures[doc], seed), check_duplication=False)
+    buckets = []
+    for table in lsh.hashtables:
+        for key, count in table.itemcounts().items():
+            if count > 1:
+                buckets.append(np.array(sorted(table.get(key)), dtype=np.int64))
+    return buckets, (lsh.b, lsh.r)
+
+
+@functools.cache
+def lsh_params(threshold: float, num_perm: int, false_negative_weight: float) -> tuple[int, int]:
+    """datasketch's best (bands, rows) for this setting: a search over numeric integrals, so done once."""
+    weights = (1.0 - false_negative_weight, false_negative_weight)
+    lsh = MinHashLSH(threshold=threshold, num_perm=num_perm, weights=weights)
+    return lsh.b, lsh.r
+
+
+def estimated_jaccard(signatures: np.ndarray, doc: int, others: np.ndarray) -> np.ndarray:
+    """MinHash estimate of the Jaccard similarity: the share of permutations whose minima agree."""
+    return np.asarray((signatures[others] == signatures[doc]).mean(axis=1), dtype=np.float64)

@@ -1,0 +1,112 @@
+"""Near-duplicate clusters over distinct texts: sketch, bucket, verify candidate pairs, link, guard."""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from pretrain_core.dedup.candidates import candidate_pairs
+from pretrain_core.dedup.cluster import Similarity, split_loose_clusters, union_find_roots
+from pretrain_core.dedup.config import DedupConfig
+from pretrain_core.dedup.minhash import estimated_jaccard, lsh_buckets, minhash_signatures
+from pretrain_core.dedup.shingles import ShingleSets, shingle_sets
+from pretrain_core.dedup.simhash import hamming_similarity, simhash_buckets, simhash_fingerprints
+
+
+@dataclass(frozen=True)
+class Sketches:
+    """What near-dedup keeps per distinct text: its shingle count, its sketch (MinHash signature row or SimHash
+    fingerprint) and, only when pairs are verified by exact Jaccard, its shingle set."""
+
+    sizes: np.ndarray
+    sketch: np.ndarray
+    sets: ShingleSets | None
+
+    def __len__(self) -> int:
+        return len(self.sizes)
+
+    @staticmethod
+    def concat(parts: Sequence[Sketches]) -> Sketches:
+        sets = [p.sets for p in parts if p.sets is not None]
+        return Sketches(
+            sizes=np.concatenate([p.sizes for p in parts]),
+            sketch=np.concatenate([p.sketch for p in parts]),
+            sets=ShingleSets.concat(sets) if len(sets) == len(parts) else None,
+        )
+
+
+def sketch_texts(normalized: Sequence[str], cfg: DedupConfig) -> Sketches:
+    """Shingle and sketch normalised texts with the configured method (``minhash`` or ``simhash``)."""
+    sets = shingle_sets(normalized, cfg.shingle, cfg.word_ngram, cfg.char_ngram, cfg.min_unspaced_share)
+    if cfg.method == "minhash":
+        sketch = minhash_signatures(sets, cfg.num_perm, cfg.seed)
+    else:
+        sketch = simhash_fingerprints(sets, cfg.simhash_bits)
+    return Sketches(sets.sizes, sketch, sets if cfg.verify_with == "jaccard" else None)
+
+
+@dataclass(frozen=True)
+class NearDuplicates:
+    """Each text's cluster representative (``roots[i]``, itself when unique) and how the clusters came about."""
+
+    roots: np.ndarray
+    candidate_pairs: int
+    verified_pairs: int
+    guard_splits: int
+    lsh_bands: int
+    lsh_rows: int
+
+
+def near_duplicate_roots(sketches: Sketches, rank: np.ndarray, groups: np.ndarray, cfg: DedupConfig) -> NearDuplicates:
+    """Cluster texts whose similarity reaches the threshold; only texts of the same ``groups`` value are compared.
+
+    ``rank`` orders texts by preference (lowest is kept); every cluster's root is its best-ranked member.
+    """
+    similarity = _similarity(sketches, cfg)
+    buckets: list[np.ndarray] = []
+    bands, rows = 0, 0
+    eligible = np.flatnonzero(sketches.sizes > 0)
+    for group in np.unique(groups[eligible]).tolist():
+        members = eligible[groups[eligible] == group]
+        if cfg.method == "minhash":
+            found, (bands, rows) = lsh_buckets(
+                sketches.sketch, members, cfg.seed, cfg.threshold, cfg.lsh_false_negative_weight, cfg.lsh_params
+            )
+        else:
+            found = simhash_buckets(sketches.sketch, members, cfg.simhash_bits, cfg.simhash_max_hamming)
+            bands, rows = cfg.simhash_max_hamming + 1, 0
+        buckets.extend(found)
+    pairs = candidate_pairs(buckets, rank, cfg.full_pairs_limit)
+    verified = _verify(pairs, similarity, cfg.similarity_threshold) if cfg.verify_candidates else pairs
+    roots = union_find_roots(len(sketches), verified, rank)
+    roots, splits = split_loose_clusters(roots, rank, similarity, cfg.similarity_threshold - cfg.guard_margin)
+    return NearDuplicates(roots, len(pairs), len(verified), splits, bands, rows)
+
+
+def _similarity(sketches: Sketches, cfg: DedupConfig) -> Similarity:
+    if cfg.verify_with == "jaccard":
+        if sketches.sets is None:
+            raise ValueError("exact Jaccard verification needs the shingle sets; sketch with verify_with='jaccard'")
+        return sketches.sets.jaccard
+    if cfg.method == "minhash":
+        return functools.partial(estimated_jaccard, sketches.sketch)
+    return functools.partial(_hamming, sketches.sketch, cfg.simhash_bits)
+
+
+def _hamming(fingerprints: np.ndarray, bits: int, doc: int, others: np.ndarray) -> np.ndarray:
+    return hamming_similarity(fingerprints, doc, others, bits)
+
+
+def _verify(pairs: np.ndarray, similarity: Similarity, threshold: float) -> np.ndarray:
+    """The pairs whose similarity reaches ``threshold``, checked one left-hand document at a time."""
+    if len(pairs) == 0:
+        return pairs
+    keep = np.zeros(len(pairs), dtype=bool)
+    bounds = np.flatnonzero(np.concatenate(([True], pairs[1:, 0] != pairs[:-1, 0], [True])))
+    for lo, hi in itertools.pairwise(bounds.tolist()):
+        keep[lo:hi] = similarity(int(pairs[lo, 0]), pairs[lo:hi, 1]) >= threshold
+    return pairs[keep]

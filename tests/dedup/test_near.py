@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+import pytest
+
+from pretrain_core.dedup.config import DedupConfig
+from pretrain_core.dedup.near import Sketches, near_duplicate_roots, sketch_texts
+from pretrain_core.dedup.normalize import normalize_text
+
+NAMES = ["GPL-2", "GPL-2 edited", "GPL-1", "LGPL-2", "LGPL-2.1", "md5sum", "b2sum", "sha256sum", "sha512sum"]
+
+
+@pytest.fixture(scope="module")
+def texts(licence: Callable[[str], str], man_page: Callable[[str], str], edit_words: Callable[..., str]) -> list[str]:
+    gpl2 = licence("GPL-2")
+    edited = edit_words(gpl2, 0.07, donor=licence("Apache-2.0"))
+    pages = [man_page(name) for name in NAMES[5:]]
+    return [normalize_text(t) for t in [gpl2, edited, licence("GPL-1"), licence("LGPL-2"), licence("LGPL-2.1")]] + [
+        normalize_text(p) for p in pages
+    ]
+
+
+def _clusters(texts: list[str], groups: np.ndarray | None = None, **overrides: Any) -> tuple[set[frozenset[str]], Any]:
+    cfg = DedupConfig(**overrides)
+    sketches = sketch_texts(texts, cfg)
+    rank = np.arange(len(texts))
+    result = near_duplicate_roots(
+        sketches, rank, np.zeros(len(texts), dtype=np.int64) if groups is None else groups, cfg
+    )
+    clusters: dict[int, set[str]] = {}
+    for doc, root in enumerate(result.roots.tolist()):
+        clusters.setdefault(root, set()).add(NAMES[doc])
+    return {frozenset(c) for c in clusters.values() if len(c) > 1}, result
+
+
+def test_edited_copy_is_found_and_same_template_documents_are_not(texts: list[str]) -> None:
+    clusters, result = _clusters(texts)
+    # sha256sum and sha512sum are the same help2man page but for a word per line: Jaccard 0.86.
+    assert clusters == {frozenset({"GPL-2", "GPL-2 edited"}), frozenset({"sha256sum", "sha512sum"})}
+    assert result.verified_pairs == 2 and result.guard_splits == 0 and (result.lsh_bands, result.lsh_rows) == (14, 9)
+
+
+def test_verification_stops_false_candidates_from_chaining(texts: list[str]) -> None:
+    # 64 bands of 2 rows make nearly every related pair a candidate.
+    clusters, result = _clusters(texts, bands=64, rows=2)
+    assert clusters == {frozenset({"GPL-2", "GPL-2 edited"}), frozenset({"sha256sum", "sha512sum"})}
+    assert result.candidate_pairs > 5 * result.verified_pairs
+    unverified, raw = _clusters(texts, bands=64, rows=2, verify_candidates=False)
+    assert raw.verified_pairs == raw.candidate_pairs == result.candidate_pairs
+    # Merged wrongly: LGPL-2 and LGPL-2.1 (Jaccard 0.72), md5sum and sha256sum (0.74, same help2man template).
+    assert frozenset({"LGPL-2", "LGPL-2.1"}) in unverified
+    assert frozenset({"md5sum", "sha256sum", "sha512sum"}) in unverified
+    assert raw.guard_splits > 0  # the guard had to cut the chained families apart
+
+
+def test_sketch_estimate_verifies_like_exact_jaccard(texts: list[str]) -> None:
+    clusters, result = _clusters(texts, verify_with="sketch")
+    assert clusters == {frozenset({"GPL-2", "GPL-2 edited"}), frozenset({"sha256sum", "sha512sum"})}
+    assert isinstance(result.roots, np.ndarray)
+    assert sketch_texts(texts[:2], DedupConfig(verify_with="sketch")).sets is None
+
+
+def test_groups_are_never_compared(texts: list[str]) -> None:
+    clusters, _ = _clusters(texts, groups=np.array([0, 1, 0, 0, 0, 0, 0, 1, 1]))
+    assert clusters == {frozenset({"sha256sum", "sha512sum"})}
+
+
+def test_simhash_candidates_are_verified_by_jaccard_or_by_their_hamming_distance(texts: list[str]) -> None:
+    copy = texts[0].replace("warranty", "guarantee", 1)
+    near_identical = [texts[0], copy, *texts[2:]]
+    clusters, result = _clusters(near_identical, method="simhash")
+    assert clusters == {frozenset({"GPL-2", "GPL-2 edited"}), frozenset({"sha256sum", "sha512sum"})}
+    assert (result.lsh_bands, result.lsh_rows) == (4, 0)
+    clusters, _ = _clusters(near_identical, method="simhash", verify_with="sketch")
+    assert clusters == {frozenset({"GPL-2", "GPL-2 edited"})}  # the man pages are more than 3 bits apart
+
+
+def test_texts_without_shingles_never_match() -> None:
+    cfg = DedupConfig()
+    sketches = sketch_texts(["", "", "a few words"], cfg)
+    result = near_duplicate_roots(sketches, np.arange(3), np.zeros(3, dtype=np.int64), cfg)
+    assert result.roots.tolist() == [0, 1, 2] and result.candidate_pairs == 0
+
+
+def test_concatenated_sketches_line_up(texts: list[str]) -> None:
+    cfg = DedupConfig()
+    joined = Sketches.concat([sketch_texts(texts[:3], cfg), sketch_texts(texts[3:], cfg)])
+    whole = sketch_texts(texts, cfg)
+    assert np.array_equal(joined.sketch, whole.sketch) and joined.sets is not None and whole.sets is not None
+    assert np.array_equal(joined.sets.hashes, whole.sets.hashes)
