@@ -1,0 +1,79 @@
+"""The files of a source, listed deterministically, each with its path relative to the source's base.
+
+The base is the directory a source's path names (or the part before its first wildcard, or a single file's
+folder). Locations and ids are built from paths relative to it, so moving or re-mounting the corpus root, or
+copying it to S3, keeps every document id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pretrain_core import storage
+from pretrain_core.ingest.config import SourceConfig
+
+_WILDCARDS = ("*", "?", "[")
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """A file to ingest: where it is, its path relative to the source base (which ids derive from), its size."""
+
+    url: str
+    rel: str  # path relative to the source base, '/'-separated
+    size: int
+
+
+def _is_glob(path: str) -> bool:
+    return any(char in path for char in _WILDCARDS)
+
+
+def source_base(source: SourceConfig) -> str:
+    """The filesystem path that locations are relative to."""
+    fs, path = storage.filesystem(source.path)
+    if _is_glob(path):
+        parts = path.split("/")
+        first = next(i for i, part in enumerate(parts) if _is_glob(part))
+        return "/".join(parts[:first])
+    if fs.isdir(path):
+        return path.rstrip("/")
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def relative_path(base: str, url: str) -> str:
+    """`url`'s path relative to a source base (from `source_base`); an error if the file does not lie under it."""
+    _, path = storage.filesystem(url)
+    if base and not path.startswith(base + "/"):
+        raise ValueError(f"{url} is not under the source base {base!r}")
+    return path[len(base) :].lstrip("/")
+
+
+def list_source_files(source: SourceConfig) -> list[SourceFile]:
+    """Every file the source's path names, sorted by relative path; hidden paths only when the source asks."""
+    fs, path = storage.filesystem(source.path)
+    found: dict[str, dict[str, Any]] = {}
+    if _is_glob(path):
+        for match, info in sorted(fs.glob(path, detail=True).items()):
+            found.update(fs.find(match, detail=True) if info["type"] == "directory" else {match: info})
+    elif fs.isdir(path):
+        found = fs.find(path, detail=True)
+    elif fs.isfile(path):
+        found = {path: fs.info(path)}
+    else:
+        raise FileNotFoundError(f"source {source.name!r}: nothing at {source.path}")
+    base = source_base(source)
+    files = []
+    for file_path, info in found.items():
+        rel = file_path[len(base) :].lstrip("/")
+        if info.get("type", "file") != "file" or (not source.include_hidden and _hidden(rel)):
+            continue
+        url = fs.unstrip_protocol(file_path) if "://" in source.path else file_path
+        files.append(SourceFile(url=url, rel=rel, size=int(info.get("size") or 0)))
+    if not files:
+        raise FileNotFoundError(f"source {source.name!r}: {source.path} holds no files")
+    return sorted(files, key=lambda f: f.rel)
+
+
+def _hidden(rel: str) -> bool:
+    return any(part.startswith(".") for part in rel.split("/"))

@@ -1,0 +1,166 @@
+"""The ingestion stage: raw files of every source → Parquet shards of the INGEST schema plus a quarantine.
+
+`plan_ingest` lists each source's files and groups them into jobs keyed `<source>-<NNNNN>`; `run_ingest_shard`
+reads a job's files with the source's reader, gives every record its stable id, applies the size and emptiness
+limits, and commits the shard through `pretrain_core.stage.commit_shard`. Output row order is file order then
+record order, so the same inputs always give byte-identical shards.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter
+from collections.abc import Callable, Iterator
+
+import pyarrow as pa
+
+from pretrain_core import schema, storage
+from pretrain_core.ingest.code_tree import read_code_file
+from pretrain_core.ingest.config import IngestConfig, SourceConfig
+from pretrain_core.ingest.jsonl import read_jsonl
+from pretrain_core.ingest.listing import SourceFile, list_source_files, relative_path, source_base
+from pretrain_core.ingest.parquet import read_parquet
+from pretrain_core.ingest.records import INVALID_UTF8, TOO_LARGE, RawDoc
+from pretrain_core.ingest.text_tree import read_text_file
+from pretrain_core.ingest.warc import read_warc
+from pretrain_core.manifest import ShardRecord
+from pretrain_core.stage import ShardJob, ShardOutput, commit_shard, finished_record
+
+STAGE = "ingest"
+EMPTY = "empty"
+DUPLICATE_ID = "duplicate_id"
+ID_CHARS = 20  # 80 bits of sha1: collisions stay improbable well past 10^9 documents
+
+Reader = Callable[[str, str, SourceConfig, IngestConfig, Counter[str]], Iterator[RawDoc]]
+READERS: dict[str, Reader] = {
+    "jsonl": read_jsonl,
+    "parquet": read_parquet,
+    "text": read_text_file,
+    "code": read_code_file,
+    "warc": read_warc,
+    "wet": read_warc,
+}
+_TREE_FORMATS = {"text", "code"}  # one document per file: many files share a shard
+
+
+def plan_ingest(sources: list[SourceConfig], output_root: str, config_hash: str, cfg: IngestConfig) -> list[ShardJob]:
+    """One job per record file (jsonl, parquet, WARC) or per group of tree files, in a deterministic order."""
+    names = [s.name for s in sources]
+    if len(set(names)) != len(names):
+        raise ValueError(f"source names must be unique: {names}")
+    jobs = []
+    for source in sources:
+        files = list_source_files(source)
+        groups = _group_tree(files, cfg) if source.format in _TREE_FORMATS else [[f] for f in files]
+        for index, group in enumerate(groups):
+            key = f"{source.name}-{index:05d}"
+            jobs.append(ShardJob(STAGE, key, tuple(f.url for f in group), output_root, config_hash))
+    return jobs
+
+
+def _group_tree(files: list[SourceFile], cfg: IngestConfig) -> list[list[SourceFile]]:
+    """Consecutive files up to `docs_per_shard` files and `bytes_per_shard` bytes per group."""
+    groups: list[list[SourceFile]] = []
+    current: list[SourceFile] = []
+    size = 0
+    for file in files:
+        if current and (len(current) >= cfg.docs_per_shard or size + file.size > cfg.bytes_per_shard):
+            groups.append(current)
+            current, size = [], 0
+        current.append(file)
+        size += file.size
+    if current:
+        groups.append(current)
+    return groups
+
+
+def source_of(job: ShardJob, sources: list[SourceConfig]) -> SourceConfig:
+    """The source a job was planned for, from its key prefix."""
+    name = job.key.rsplit("-", 1)[0]
+    for source in sources:
+        if source.name == name:
+            return source
+    raise KeyError(f"job {job.key}: no source named {name!r}")
+
+
+def run_ingest_shard(job: ShardJob, source: SourceConfig, cfg: IngestConfig) -> ShardRecord:
+    """Ingest one job's files unless the same files already finished under the same config hash."""
+    done = finished_record(job)
+    if done is not None and done.inputs == list(job.inputs):
+        return done
+    started = time.perf_counter()
+    output, docs_in, bytes_in = ingest_files(list(job.inputs), source, cfg)
+    return commit_shard(job, output, schema.INGEST, docs_in, bytes_in, started)
+
+
+def ingest_files(urls: list[str], source: SourceConfig, cfg: IngestConfig) -> tuple[ShardOutput, int, int]:
+    """(output, records found, bytes read) for files of one source, without writing anything."""
+    stats: Counter[str] = Counter(files=len(urls), empty_files=0)
+    kept: list[tuple[str | None, ...]] = []  # (id, text, location, code_language[, drop_reason])
+    dropped: list[tuple[str | None, ...]] = []
+    seen_ids: set[str] = set()
+    records = bytes_in = 0
+    read = READERS[source.format]
+    base = source_base(source)
+    for url in urls:
+        fs, path = storage.filesystem(url)
+        bytes_in += int(fs.size(path) or 0)
+        for raw in read(url, relative_path(base, url), source, cfg, stats):
+            records += 1
+            text, reason = raw.text, raw.reason
+            if reason is None:
+                text, reason = _check(text, cfg)
+            doc_id = document_id(source.name, raw)
+            if reason is None and doc_id in seen_ids:
+                reason = DUPLICATE_ID
+            seen_ids.add(doc_id)
+            if reason is None:
+                kept.append((doc_id, text, raw.location, raw.code_language))
+            else:
+                dropped.append((doc_id, _preview(text, cfg), raw.location, raw.code_language, reason))
+    output = ShardOutput(
+        kept=_table(kept, source, schema.INGEST),
+        dropped=_table(dropped, source, schema.dropped_schema(schema.INGEST)),
+        stats={name: float(count) for name, count in sorted(stats.items())},
+    )
+    return output, records, bytes_in
+
+
+def _table(rows: list[tuple[str | None, ...]], source: SourceConfig, target: pa.Schema) -> pa.Table:
+    """Rows of (id, text, location, code_language[, drop_reason]) as a table of the stage schema."""
+    columns = list(zip(*rows, strict=True)) if rows else [()] * (len(target) - 2)
+    data = {
+        "id": columns[0],
+        "text": columns[1],
+        "source": [source.name] * len(rows),
+        "domain": [source.domain] * len(rows),
+        "location": columns[2],
+        "code_language": columns[3],
+        **({"drop_reason": columns[4]} if len(columns) > 4 else {}),
+    }
+    return pa.table(data, schema=target)
+
+
+def document_id(source_name: str, raw: RawDoc) -> str:
+    """Stable id: sha1 of the source name and the record's own id when it has one, else of its location."""
+    key = f"id={raw.record_id}" if raw.record_id is not None else raw.location
+    return hashlib.sha1(f"{source_name}\n{key}".encode()).hexdigest()[:ID_CHARS]
+
+
+def _check(text: str, cfg: IngestConfig) -> tuple[str, str | None]:
+    """(text fit for Arrow, drop reason or None): unpaired surrogates from JSON escapes, size and emptiness."""
+    try:
+        size = len(text.encode("utf-8"))
+    except UnicodeEncodeError:
+        return text.encode("utf-8", errors="replace").decode("utf-8"), INVALID_UTF8
+    if size > cfg.max_doc_bytes:
+        return text, TOO_LARGE
+    if len(text.strip()) < cfg.min_doc_chars:
+        return text, EMPTY
+    return text, None
+
+
+def _preview(text: str, cfg: IngestConfig) -> str:
+    """The start of a dropped document, enough to judge the drop; surrogates replaced so Arrow can store it."""
+    return text[: cfg.preview_chars].encode("utf-8", errors="replace").decode("utf-8")
