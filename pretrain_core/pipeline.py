@@ -18,7 +18,8 @@ from pretrain_core.config import PipelineConfig
 from pretrain_core.dedup.stage import DedupStage, fit_dedup
 from pretrain_core.ingest.stage import plan_ingest, run_ingest_shard
 from pretrain_core.manifest import ShardRecord, StageManifest, config_hash
-from pretrain_core.mixture.plan import MixtureStage, fit_mixture
+from pretrain_core.mixture.plan import fit_mixture
+from pretrain_core.mixture.stage import MixtureStage
 from pretrain_core.pii.stage import PiiStage, fit_pii
 from pretrain_core.quality.stage import QualityStage, fit_quality
 from pretrain_core.stage import (
@@ -30,6 +31,7 @@ from pretrain_core.stage import (
     plan_shards,
     run_shard,
 )
+from pretrain_core.tokenize.splits import fit_splits
 from pretrain_core.tokenize.stage import TokenizeStage
 from pretrain_core.tokenize.train import fit_tokenizer
 
@@ -126,7 +128,7 @@ class CorpusPipeline:
             "pii": lambda d: fit_pii(self.cfg.pii, d),
             "quality": lambda d: fit_quality(self.inputs("quality"), self.cfg.quality, d),
             "mixture": lambda d: {**self.fit_tokenizer(), **self._fit_mixture(d)},
-            "tokenize": lambda d: self.fit_tokenizer(),
+            "tokenize": lambda d: {**self.fit_tokenizer(), **fit_splits(self.inputs("tokenize"), self.cfg.pack, d)},
         }
         if name not in fitters:
             return {}

@@ -1,0 +1,75 @@
+"""Apply the mixture plan to one shard: each document is emitted ``repeats`` times, unsampled ones are dropped."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pretrain_core import storage
+from pretrain_core.mixture.config import MixtureConfig
+from pretrain_core.schema import MIXTURE, dropped_schema
+from pretrain_core.stage import ShardOutput
+
+NOT_SAMPLED = "mixture_not_sampled"
+
+
+class MixtureStage:
+    """Per-shard stage built from the plan written by ``fit_mixture``; picklable (the plan loads lazily).
+
+    Copies are ordered by repeat index (all first copies in input order, then all second copies, ...), so two
+    copies of a document are never neighbours in the output.
+    """
+
+    name = "mixture"
+    schema = MIXTURE
+
+    def __init__(self, cfg: MixtureConfig, artifacts: dict[str, str]) -> None:
+        self.cfg = cfg
+        self.plan_url = artifacts["mixture_plan"]
+        self._plan: pa.Table | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_plan": None}
+
+    def plan(self) -> pa.Table:
+        if self._plan is None:
+            self._plan = storage.read_parquet(self.plan_url, columns=["id", "n_tokens", "repeats"])
+        return self._plan
+
+    def process(self, table: pa.Table) -> ShardOutput:
+        plan = self.plan()
+        rows = pc.index_in(table.column("id"), value_set=plan.column("id"))
+        if rows.null_count:
+            missing = table.column("id").filter(pc.is_null(rows)).to_pylist()[:3]
+            raise ValueError(f"mixture: {rows.null_count} document(s) are not in the plan (e.g. {missing}); refit it")
+        n_tokens = plan.column("n_tokens").take(rows)
+        repeats = plan.column("repeats").take(rows).to_numpy()
+        copies = []
+        for repeat_index in range(int(repeats.max(initial=0))):
+            chosen = np.flatnonzero(repeats > repeat_index)
+            copies.append(_with_mixture_columns(table.take(chosen), n_tokens.take(chosen), repeat_index))
+        kept = pa.concat_tables(copies) if copies else MIXTURE.empty_table()
+        unsampled = np.flatnonzero(repeats == 0)
+        dropped = _with_mixture_columns(table.take(unsampled), n_tokens.take(unsampled), 0)
+        dropped = dropped.append_column("drop_reason", pa.array([NOT_SAMPLED] * len(unsampled), pa.string()))
+        return ShardOutput(kept.cast(MIXTURE), dropped.cast(dropped_schema(MIXTURE)), _token_stats(kept))
+
+
+def _with_mixture_columns(table: pa.Table, n_tokens: pa.ChunkedArray, repeat_index: int) -> pa.Table:
+    return table.append_column("n_tokens", n_tokens).append_column(
+        "repeat_index", pa.array(np.full(table.num_rows, repeat_index, dtype=np.int32))
+    )
+
+
+def _token_stats(kept: pa.Table) -> dict[str, float]:
+    """Tokens (copies counted) and up-sampled copies per domain."""
+    stats: dict[str, float] = {}
+    grouped = kept.group_by("domain").aggregate([("n_tokens", "sum")])
+    by_domain = zip(grouped.column("domain").to_pylist(), grouped.column("n_tokens_sum").to_pylist(), strict=True)
+    for domain, tokens in by_domain:
+        stats[f"tokens_{domain}"] = float(tokens)
+    stats["upsampled_copies"] = float(pc.sum(pc.greater(kept.column("repeat_index"), 0)).as_py() or 0)
+    return dict(sorted(stats.items()))

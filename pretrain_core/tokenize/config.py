@@ -1,0 +1,89 @@
+"""Configs for tokenizer training and for packing documents into fixed-length training sequences.
+
+Normalisation is deliberately not configurable: the tokenizer always uses identity normalisation with
+whitespace kept as is, so ``decode(encode(text)) == text`` (see ``train.py``); a setting that silently breaks
+that contract would corrupt code indentation and any exact-match evaluation.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from pretrain_core.config_base import StrictModel
+
+
+class TokenizerConfig(StrictModel):
+    """How to train the SentencePiece tokenizer from the filtered corpus."""
+
+    vocab_size: int = Field(
+        default=8000,
+        ge=512,
+        le=1_048_576,
+        description="Number of pieces, incl. 256 byte pieces and the special tokens.",
+    )
+    model_type: Literal["bpe", "unigram"] = Field(default="bpe", description="SentencePiece model type.")
+    character_coverage: float = Field(
+        default=0.9995,
+        ge=0.9,
+        le=1.0,
+        description="Share of characters covered by pieces; the rest are spelled as UTF-8 bytes (0.9995 suits CJK).",
+    )
+    byte_fallback: bool = Field(default=True, description="Spell unknown characters as bytes instead of <unk>.")
+    split_digits: bool = Field(
+        default=True, description="Give every digit its own piece so numbers tokenize uniformly."
+    )
+    allow_whitespace_only_pieces: bool = Field(
+        default=True, description="Learn runs of spaces as pieces (code indentation costs one token, not four)."
+    )
+    split_by_whitespace: bool = Field(default=True, description="Never merge pieces across a space.")
+    user_defined_symbols: tuple[str, ...] = Field(
+        default=("\n", "\r\n"),
+        description="Strings always kept as one piece; line breaks never occur in training lines otherwise.",
+    )
+    max_training_chars: int = Field(
+        default=10_000_000,
+        ge=1_000,
+        description="Characters of text sampled for training (documents chosen by a seeded hash of their id).",
+    )
+    max_sentence_chars: int = Field(
+        default=2048,
+        ge=16,
+        le=65_536,
+        description="Training lines longer than this are cut into pieces of at most this.",
+    )
+    seed: int = Field(default=0, ge=0, description="Seed of the document sample.")
+    num_threads: int = Field(
+        default=1, ge=1, le=256, description="Trainer threads; the model is identical for any count (checked in tests)."
+    )
+
+
+class PackConfig(StrictModel):
+    """How documents are assigned to splits and packed into ``seq_len + 1`` token windows."""
+
+    seq_len: int = Field(
+        default=512, ge=16, le=65_536, description="Model context; each sequence holds seq_len + 1 ids."
+    )
+    validation_fraction: float = Field(
+        default=0.02, ge=0.0, le=0.5, description="Share of documents held out for validation."
+    )
+    test_fraction: float = Field(default=0.02, ge=0.0, le=0.5, description="Share of documents held out for test.")
+    min_heldout_docs: int = Field(
+        default=2,
+        ge=0,
+        le=1_000_000,
+        description="Per domain, at least this many documents in each held-out split with a non-zero fraction "
+        "(a domain always keeps one training document).",
+    )
+    split_seed: int = Field(default=0, ge=0, description="Seed of the per-document split assignment.")
+    order_seed: int = Field(default=0, ge=0, description="Seed of the document order inside a packed stream.")
+    add_bos: bool = Field(default=True, description="Put the tokenizer's BOS id before every document.")
+    add_eos: bool = Field(default=True, description="Put the tokenizer's EOS id after every document.")
+    num_threads: int = Field(default=1, ge=1, le=256, description="SentencePiece encoding threads per shard.")
+
+    @model_validator(mode="after")
+    def _held_out_leaves_training_data(self) -> PackConfig:
+        if self.validation_fraction + self.test_fraction >= 1.0:
+            raise ValueError("validation_fraction + test_fraction must be below 1, or nothing is left to train on")
+        return self

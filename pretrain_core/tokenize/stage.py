@@ -1,0 +1,153 @@
+"""Tokenize one mixture shard and pack it into training sequences, one stream per (split, domain).
+
+Every document's split comes from the global assignment (``fit_splits``), so no document straddles splits.
+Held-out splits take each document once: copies with ``repeat_index > 0`` of validation/test documents are
+dropped (``heldout_repeat``). Inside a stream, documents (and copies) are ordered by a seeded hash of
+(id, repeat_index), which keeps copies of a document apart; each stream is packed on its own, so every
+sequence has one domain. Output: train, validation, test; inside a split, the sequences of all domains in a
+seeded shuffled order.
+
+Stats per shard: ``tokens_<domain>_<split>`` (ids in the stream, BOS/EOS included), ``sequences_<split>`` and
+``tokens_discarded_tail`` (each stream's remainder after its last full window, under ``seq_len`` ids per
+stream and shard; documents lying wholly in it are dropped as ``pack_tail``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import sentencepiece as spm
+
+from pretrain_core import storage
+from pretrain_core.schema import TOKENS, dropped_schema
+from pretrain_core.stage import ShardOutput
+from pretrain_core.tokenize.config import PackConfig
+from pretrain_core.tokenize.encode import encode_batch, load_tokenizer
+from pretrain_core.tokenize.keys import doc_key
+from pretrain_core.tokenize.pack import PackedStream, concatenate_documents, pack_stream
+from pretrain_core.tokenize.splits import SPLITS
+
+HELDOUT_REPEAT = "heldout_repeat"
+PACK_TAIL = "pack_tail"
+
+
+class TokenizeStage:
+    """Per-shard stage from ``PackConfig`` and the artifacts of ``fit_tokenizer`` + ``fit_splits``; picklable."""
+
+    name = "tokenize"
+    schema = TOKENS
+
+    def __init__(self, cfg: PackConfig, artifacts: dict[str, str]) -> None:
+        self.cfg = cfg
+        self.tokenizer_url = artifacts["tokenizer"]
+        self.splits_url = artifacts["splits"]
+        self._tokenizer: spm.SentencePieceProcessor | None = None
+        self._splits: pa.Table | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_tokenizer": None, "_splits": None}
+
+    def tokenizer(self) -> spm.SentencePieceProcessor:
+        if self._tokenizer is None:
+            self._tokenizer = load_tokenizer(self.tokenizer_url)
+        return self._tokenizer
+
+    def splits(self) -> pa.Table:
+        if self._splits is None:
+            self._splits = storage.read_parquet(self.splits_url)
+        return self._splits
+
+    def process(self, table: pa.Table) -> ShardOutput:
+        ids = np.asarray(table.column("id").to_pylist(), dtype=object)
+        domains = np.asarray(table.column("domain").to_pylist(), dtype=object)
+        splits = self._split_of(table)
+        repeat_index = table.column("repeat_index").to_numpy()
+        heldout_copy = (splits != SPLITS[0]) & (repeat_index > 0)
+        tokens, doc_of_row = self._encode_unique(table, ids)
+        keys = [
+            doc_key(self.cfg.order_seed, f"{doc_id}#{copy}") for doc_id, copy in zip(ids, repeat_index, strict=True)
+        ]
+        order = np.asarray(sorted(range(len(ids)), key=lambda r: (keys[r], r)), dtype=np.int64)
+        dropped = [_dropped_rows(ids[heldout_copy], domains[heldout_copy], splits[heldout_copy], HELDOUT_REPEAT)]
+        stats: dict[str, float] = {f"sequences_{s}": 0.0 for s in SPLITS} | {"tokens_discarded_tail": 0.0}
+        sequences: list[pa.Table] = []
+        for split_index, split in enumerate(SPLITS):
+            streams: list[pa.Table] = []
+            for domain in sorted(set(domains.tolist())):
+                in_stream = (splits == split) & (domains == domain) & ~heldout_copy
+                rows = order[in_stream[order]]
+                if not len(rows):
+                    continue
+                stream, offsets = concatenate_documents(tokens.take(pa.array(doc_of_row[rows])), *self._frame())
+                packed = pack_stream(stream, offsets, self.cfg.seq_len)
+                streams.append(_sequences(packed, ids[rows], domain, split))
+                tail = rows[packed.tail_docs]
+                dropped.append(_dropped_rows(ids[tail], domains[tail], splits[tail], PACK_TAIL))
+                stats[f"tokens_{domain}_{split}"] = float(len(stream))
+                stats[f"sequences_{split}"] += len(packed.windows)
+                stats["tokens_discarded_tail"] += packed.tail_tokens
+            if streams:
+                sequences.append(_shuffled(pa.concat_tables(streams), self.cfg.order_seed, split_index))
+        kept = pa.concat_tables(sequences) if sequences else TOKENS.empty_table()
+        return ShardOutput(kept.cast(TOKENS), pa.concat_tables(dropped).cast(dropped_schema(TOKENS)), stats)
+
+    def _frame(self) -> tuple[int | None, int | None]:
+        """The ids put around every document: (BOS or None, EOS or None)."""
+        tokenizer = self.tokenizer()
+        return (tokenizer.bos_id() if self.cfg.add_bos else None, tokenizer.eos_id() if self.cfg.add_eos else None)
+
+    def _split_of(self, table: pa.Table) -> np.ndarray:
+        assignment = self.splits()
+        rows = pc.index_in(table.column("id"), value_set=assignment.column("id"))
+        if rows.null_count:
+            missing = table.column("id").filter(pc.is_null(rows)).to_pylist()[:3]
+            raise ValueError(f"tokenize: {rows.null_count} document(s) have no split (e.g. {missing}); refit splits")
+        return np.asarray(assignment.column("split").take(rows).to_pylist(), dtype=object)
+
+    def _encode_unique(self, table: pa.Table, ids: np.ndarray) -> tuple[pa.ListArray, np.ndarray]:
+        """Token ids of each distinct document once (copies share them) and the document index of every row."""
+        index_of: dict[str, int] = {}
+        first_rows: list[int] = []
+        doc_of_row = np.empty(len(ids), dtype=np.int64)
+        for row, doc_id in enumerate(ids):
+            if doc_id not in index_of:
+                index_of[doc_id] = len(first_rows)
+                first_rows.append(row)
+            doc_of_row[row] = index_of[doc_id]
+        texts = table.column("text").take(pa.array(first_rows, pa.int64())).to_pylist()
+        return encode_batch(self.tokenizer(), texts, self.cfg.num_threads), doc_of_row
+
+
+def _sequences(packed: PackedStream, doc_ids: np.ndarray, domain: str, split: str) -> pa.Table:
+    n = len(packed.windows)
+    names = pa.array(doc_ids.tolist(), pa.string()).take(packed.doc_indices.flatten())
+    return pa.table(
+        {
+            "input_ids": packed.windows,
+            "domain": pa.array([domain] * n, pa.string()),
+            "doc_ids": pa.ListArray.from_arrays(packed.doc_indices.offsets, names),
+            "split": pa.array([split] * n, pa.string()),
+        }
+    )
+
+
+def _shuffled(sequences: pa.Table, seed: int, split_index: int) -> pa.Table:
+    """Domains interleaved in a seeded order, so any prefix of a held-out split (what evaluation reads first)
+    holds every domain in proportion."""
+    return sequences.take(np.random.default_rng([seed, split_index]).permutation(sequences.num_rows))
+
+
+def _dropped_rows(ids: np.ndarray, domains: np.ndarray, splits: np.ndarray, reason: str) -> pa.Table:
+    n = len(ids)
+    return pa.table(
+        {
+            "input_ids": pa.array([[]] * n, pa.list_(pa.int32())),
+            "domain": pa.array(domains.tolist(), pa.string()),
+            "doc_ids": pa.array([[i] for i in ids.tolist()], pa.list_(pa.string())),
+            "split": pa.array(splits.tolist(), pa.string()),
+            "drop_reason": pa.array([reason] * n, pa.string()),
+        }
+    )

@@ -1,0 +1,138 @@
+"""Train the SentencePiece tokenizer from a seeded sample of the corpus, reproducibly to the byte.
+
+The sample is the documents with the smallest seeded hash of their id whose text covers ``max_training_chars``,
+so it depends neither on shard layout nor on order. Documents are fed line by line (long lines cut), the model
+comes back through an in-memory writer (no temp paths end up in it) and the thread count is cleared from the
+stored trainer spec, so the same corpus and config give the same ``tokenizer.model`` bytes on any machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import heapq
+import io
+from collections.abc import Iterable, Iterator
+
+import pyarrow.compute as pc
+import sentencepiece as spm
+from sentencepiece import sentencepiece_model_pb2
+
+from pretrain_core import storage
+from pretrain_core.tokenize.config import TokenizerConfig
+from pretrain_core.tokenize.keys import doc_key
+
+TOKENIZER_FILE = "tokenizer.model"
+TOKENIZER_CARD_FILE = "tokenizer.json"
+
+
+def sample_documents(input_urls: list[str], max_chars: int, seed: int) -> list[str]:
+    """Texts of the documents with the smallest seeded keys whose lengths first reach ``max_chars``, key order.
+
+    One pass with a bounded heap: a shard's texts are only turned into Python strings for documents whose key
+    can still make the sample.
+    """
+    heap: list[tuple[int, str, str]] = []  # (-key, id, text): the largest key on top, evicted first
+    chars = 0
+    for url in input_urls:
+        table = storage.read_parquet(url, columns=["id", "text"])
+        lengths = pc.utf8_length(table.column("text")).to_pylist()
+        texts = table.column("text")
+        for row, doc_id in enumerate(table.column("id").to_pylist()):
+            key = doc_key(seed, doc_id)
+            if chars >= max_chars and key >= -heap[0][0]:
+                continue
+            heapq.heappush(heap, (-key, doc_id, texts[row].as_py()))
+            chars += lengths[row]
+            while chars - len(heap[0][2]) >= max_chars:
+                chars -= len(heapq.heappop(heap)[2])
+    return [text for _, _, text in sorted(heap, key=lambda item: (-item[0], item[1]))]
+
+
+def training_sentences(texts: Iterable[str], max_chars: int, max_sentence_chars: int) -> Iterator[str]:
+    """Non-blank lines of the texts, long lines cut at a space where possible, stopping at ``max_chars``."""
+    budget = max_chars
+    for text in texts:
+        for line in text.splitlines():
+            if not line.strip():
+                continue
+            for piece in _cut(line, max_sentence_chars):
+                if budget <= 0:
+                    return
+                yield piece[:budget]
+                budget -= len(piece)
+
+
+def _cut(line: str, limit: int) -> Iterator[str]:
+    while len(line) > limit:
+        cut = line.rfind(" ", limit // 2, limit)
+        cut = limit if cut <= 0 else cut
+        yield line[:cut]
+        line = line[cut:]
+    yield line
+
+
+def train_model(sentences: Iterable[str], cfg: TokenizerConfig) -> bytes:
+    """Serialized SentencePiece model trained on ``sentences`` (deterministic for a given input and config)."""
+    writer = io.BytesIO()
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(sentences),
+            model_writer=writer,
+            vocab_size=cfg.vocab_size,
+            model_type=cfg.model_type,
+            character_coverage=cfg.character_coverage,
+            byte_fallback=cfg.byte_fallback,
+            split_digits=cfg.split_digits,
+            allow_whitespace_only_pieces=cfg.allow_whitespace_only_pieces,
+            split_by_whitespace=cfg.split_by_whitespace,
+            user_defined_symbols=list(cfg.user_defined_symbols),
+            max_sentence_length=4 * cfg.max_sentence_chars,  # SentencePiece counts bytes, UTF-8 needs <= 4 a char
+            input_sentence_size=0,  # the sample is ours; SentencePiece must not resample it
+            num_threads=cfg.num_threads,
+            minloglevel=2,
+            # Fixed, not configurable: these keep decode(encode(text)) == text (whitespace, case, Unicode form).
+            normalization_rule_name="identity",
+            remove_extra_whitespaces=False,
+            add_dummy_prefix=False,
+        )
+    except RuntimeError as error:
+        raise ValueError(f"tokenizer training failed ({error}); check tokenizer.vocab_size for this corpus") from None
+    model = sentencepiece_model_pb2.ModelProto()  # type: ignore[attr-defined]
+    model.ParseFromString(writer.getvalue())
+    model.trainer_spec.ClearField("num_threads")  # the only thread-dependent byte in the model
+    return model.SerializeToString(deterministic=True)
+
+
+def fit_tokenizer(input_urls: list[str], cfg: TokenizerConfig, artifact_dir: str) -> dict[str, str]:
+    """Train on a seeded sample of the documents in ``input_urls``; write the model and its card.
+
+    Returns ``{"tokenizer": <model url>, "tokenizer_card": <json url>}``; the card holds the model's sha256,
+    the vocabulary size and the size of the training sample.
+    """
+    texts = sample_documents(input_urls, cfg.max_training_chars, cfg.seed)
+    sentences = list(training_sentences(texts, cfg.max_training_chars, cfg.max_sentence_chars))
+    if not sentences:
+        raise ValueError(f"tokenizer: no text to train on in {len(input_urls)} input shard(s)")
+    model = train_model(sentences, cfg)
+    model_url = storage.join(artifact_dir, TOKENIZER_FILE)
+    card_url = storage.join(artifact_dir, TOKENIZER_CARD_FILE)
+    storage.write_bytes(model_url, model)
+    tokenizer = spm.SentencePieceProcessor(model_proto=model)
+    storage.write_json(
+        card_url,
+        {
+            "sha256": hashlib.sha256(model).hexdigest(),
+            "vocab_size": cfg.vocab_size,
+            "model_type": cfg.model_type,
+            "training_documents": len(texts),
+            "training_sentences": len(sentences),
+            "training_chars": sum(len(s) for s in sentences),
+            "special_ids": {"unk": tokenizer.unk_id(), "bos": tokenizer.bos_id(), "eos": tokenizer.eos_id()},
+        },
+    )
+    return {"tokenizer": model_url, "tokenizer_card": card_url}
+
+
+def tokenizer_sha256(artifacts: dict[str, str]) -> str:
+    """The trained model's sha256, as recorded on its card (for manifests and training run metadata)."""
+    return str(storage.read_json(artifacts["tokenizer_card"])["sha256"])

@@ -1,0 +1,91 @@
+"""Real text for the mixture tests, sized so domains differ a lot (as they do in a real corpus): many code
+documents from Python's standard library, fewer licence texts (specialist), package READMEs and Chinese
+reference texts (general). Written as QUALITY-schema shards; a small tokenizer is trained on them."""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import sysconfig
+from pathlib import Path
+
+import faker
+import pyarrow as pa
+import pytest
+
+from pretrain_core import storage
+from pretrain_core.schema import QUALITY
+from pretrain_core.tokenize.config import TokenizerConfig
+from pretrain_core.tokenize.train import fit_tokenizer
+
+STDLIB = Path(sysconfig.get_paths()["stdlib"])
+SOURCES = {
+    "code": sorted((STDLIB / "email").glob("*.py")) + sorted((STDLIB / "json").glob("*.py")),
+    "specialist": [STDLIB / "LICENSE.txt", *map(Path, sorted(glob.glob("/usr/share/common-licenses/*")))],
+    "general": [
+        Path(faker.__file__).parent / "providers/lorem/zh_CN/__init__.py",
+        STDLIB / "test/cjkencodings/gb2312-utf8.txt",
+        *[Path(p) for p in sorted(glob.glob("/usr/share/doc/*/README*")) if not p.endswith(".gz")][:40],
+    ],
+}
+
+
+def _documents(domain: str, paths: list[Path]) -> list[dict[str, str]]:
+    """Each file cut at blank lines into documents of 300-3000 characters."""
+    docs: list[dict[str, str]] = []
+    for path in paths:
+        if not path.is_file():
+            continue
+        chunk = ""
+        for paragraph in path.read_bytes().decode("utf-8", errors="replace").split("\n\n"):
+            chunk = f"{chunk}\n\n{paragraph}" if chunk else paragraph
+            if len(chunk) >= 300 + (len(docs) * 37) % 2700:  # sizes spread deterministically over 300-3000
+                location = f"{path}#{len(docs)}"
+                doc_id = hashlib.sha1(location.encode()).hexdigest()[:16]
+                docs.append({"id": doc_id, "text": chunk, "domain": domain, "location": location})
+                chunk = ""
+    return docs
+
+
+@pytest.fixture(scope="session")
+def documents() -> list[dict[str, str]]:
+    docs = [doc for domain, paths in SOURCES.items() for doc in _documents(domain, paths)]
+    assert {d["domain"] for d in docs} == set(SOURCES)
+    return docs
+
+
+def _quality_table(docs: list[dict[str, str]]) -> pa.Table:
+    n = len(docs)
+    columns = {
+        "id": [d["id"] for d in docs],
+        "text": [d["text"] for d in docs],
+        "source": ["system-files"] * n,
+        "domain": [d["domain"] for d in docs],
+        "location": [d["location"] for d in docs],
+        "code_language": ["python" if d["domain"] == "code" else None for d in docs],
+        "lang": ["en"] * n,
+        "lang_score": [1.0] * n,
+        "dup_cluster": [d["id"] for d in docs],
+        "dup_cluster_size": [1] * n,
+        "pii_count": [0] * n,
+        "pii_types": [[] for _ in docs],
+        "perplexity": [100.0] * n,
+        "quality_bucket": ["head"] * n,
+    }
+    return pa.table(columns, schema=QUALITY)
+
+
+@pytest.fixture(scope="session")
+def quality_shards(documents: list[dict[str, str]], tmp_path_factory: pytest.TempPathFactory) -> list[str]:
+    """Four shards, documents dealt round-robin."""
+    root = tmp_path_factory.mktemp("quality")
+    urls = [str(root / f"part-{shard:05d}.parquet") for shard in range(4)]
+    for shard, url in enumerate(urls):
+        storage.write_parquet(url, _quality_table(documents[shard::4]))
+    return urls
+
+
+@pytest.fixture(scope="session")
+def tokenizer_url(quality_shards: list[str], tmp_path_factory: pytest.TempPathFactory) -> str:
+    cfg = TokenizerConfig(vocab_size=1000, max_training_chars=300_000)
+    return fit_tokenizer(quality_shards, cfg, str(tmp_path_factory.mktemp("tokenizer")))["tokenizer"]

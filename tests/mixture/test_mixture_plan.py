@@ -1,0 +1,110 @@
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+from pretrain_core import storage
+from pretrain_core.mixture.config import MixtureConfig
+from pretrain_core.mixture.plan import count_tokens, fit_mixture, plan_repeats
+from pretrain_core.tokenize.encode import load_tokenizer
+
+
+@pytest.fixture(scope="module")
+def counted(quality_shards: list[str], tokenizer_url: str) -> pa.Table:
+    return count_tokens(quality_shards, tokenizer_url, num_threads=1)
+
+
+def _plan(counted: pa.Table, cfg: MixtureConfig) -> tuple[np.ndarray, dict]:
+    ids = counted.column("id").to_pylist()
+    return plan_repeats(ids, counted.column("domain").to_pylist(), counted.column("n_tokens").to_numpy(), cfg)
+
+
+def test_counts_are_the_tokenizer_lengths_sorted_by_id(
+    counted: pa.Table, documents: list[dict[str, str]], tokenizer_url: str
+) -> None:
+    tokenizer = load_tokenizer(tokenizer_url)
+    expected = sorted((d["id"], len(tokenizer.encode(d["text"]))) for d in documents)
+    assert list(zip(counted.column("id").to_pylist(), counted.column("n_tokens").to_pylist(), strict=True)) == expected
+
+
+@pytest.mark.parametrize("total_tokens", [None, 150_000, 40_000])
+def test_realised_shares_hit_the_weights(counted: pa.Table, total_tokens: int | None) -> None:
+    repeats, summary = _plan(counted, MixtureConfig(total_tokens=total_tokens, seed=7))
+    tokens = counted.column("n_tokens").to_numpy()
+    domains = np.asarray(counted.column("domain").to_pylist())
+    realised = {d: int((tokens * repeats)[domains == d].sum()) for d in ("general", "specialist", "code")}
+    total = sum(realised.values())
+    for domain, weight in {"general": 0.6, "specialist": 0.3, "code": 0.1}.items():
+        assert abs(realised[domain] / total - weight) <= 0.005
+        assert summary["domains"][domain]["realised_tokens"] == realised[domain]
+    assert summary["within_tolerance"]
+    assert (
+        total <= sum(d["target_tokens"] for d in summary["domains"].values()) <= summary["total_tokens"]["target"] + 3
+    )
+    assert summary["total_tokens"]["realised"] == total
+    assert repeats.max() <= 4
+
+
+def test_default_budget_is_the_largest_within_the_upsampling_cap(counted: pa.Table) -> None:
+    _, summary = _plan(counted, MixtureConfig())
+    general = summary["domains"]["general"]  # the smallest domain relative to its 60% weight
+    assert general["epochs"] == pytest.approx(4.0, abs=1e-3) and general["max_repeats"] == 4
+    assert all(d["epochs"] <= 4.0 for d in summary["domains"].values())
+    assert any("'general' is used 4x" in note for note in summary["notes"])
+
+
+def test_an_unreachable_budget_is_shrunk_and_the_plan_says_why(counted: pa.Table) -> None:
+    _, summary = _plan(counted, MixtureConfig(total_tokens=10**9, max_upsample=2.0))
+    assert summary["total_tokens"]["target"] == summary["total_tokens"]["ceiling"] < 10**9
+    assert any("shrunk" in note and "'general'" in note for note in summary["notes"])
+    assert summary["domains"]["general"]["epochs"] == pytest.approx(2.0, abs=1e-3)
+    assert summary["within_tolerance"]
+
+
+def test_subsampling_drops_documents_of_an_overweight_domain(counted: pa.Table) -> None:
+    cfg = MixtureConfig(weights={"general": 0.2, "specialist": 0.2, "code": 0.6}, max_upsample=1.0)
+    repeats, summary = _plan(counted, cfg)
+    domains = np.asarray(counted.column("domain").to_pylist())
+    assert (repeats[domains == "specialist"] == 0).any()  # specialist has far more than 20% of the budget
+    assert repeats.max() == 1 and summary["within_tolerance"]
+    assert summary["domains"]["specialist"]["documents_used"] < summary["domains"]["specialist"]["documents"]
+
+
+def test_zero_weight_domain_gets_nothing(counted: pa.Table) -> None:
+    repeats, _ = _plan(counted, MixtureConfig(weights={"general": 0.5, "specialist": 0.5}))
+    assert not repeats[np.asarray(counted.column("domain").to_pylist()) == "code"].any()
+
+
+def test_a_missing_domain_is_renormalised_or_fails(counted: pa.Table) -> None:
+    without_code = counted.filter(pa.compute.not_equal(counted.column("domain"), "code"))
+    _, summary = _plan(without_code, MixtureConfig())
+    assert summary["domains"]["general"]["target_share"] == pytest.approx(0.6 / 0.9, abs=1e-6)
+    assert any("['code'] have no tokens" in note for note in summary["notes"])
+    with pytest.raises(ValueError, match="code"):
+        _plan(without_code, MixtureConfig(missing_domain="fail"))
+
+
+def test_plan_depends_on_the_seed_only_through_which_documents_fill_the_fraction(counted: pa.Table) -> None:
+    first, _ = _plan(counted, MixtureConfig(total_tokens=100_000, seed=1))
+    again, _ = _plan(counted, MixtureConfig(total_tokens=100_000, seed=1))
+    other, _ = _plan(counted, MixtureConfig(total_tokens=100_000, seed=2))
+    assert np.array_equal(first, again) and not np.array_equal(first, other)
+
+
+def test_fit_writes_identical_artifacts_for_any_shard_layout(
+    quality_shards: list[str], tokenizer_url: str, tmp_path: Path
+) -> None:
+    cfg = MixtureConfig(total_tokens=120_000)
+    forward = fit_mixture(quality_shards, cfg, tokenizer_url, str(tmp_path / "forward"))
+    backward = fit_mixture(quality_shards[::-1], cfg, tokenizer_url, str(tmp_path / "backward"))
+    for name in ("mixture_plan", "mixture_summary"):
+        assert storage.read_bytes(forward[name]) == storage.read_bytes(backward[name])
+    plan = storage.read_parquet(forward["mixture_plan"])
+    assert plan.column_names == ["id", "domain", "n_tokens", "repeats"]
+    assert plan.column("id").to_pylist() == sorted(plan.column("id").to_pylist())
+
+
+def test_duplicate_ids_are_refused(quality_shards: list[str], tokenizer_url: str) -> None:
+    with pytest.raises(ValueError, match="not unique"):
+        count_tokens(quality_shards[:1] * 2, tokenizer_url, num_threads=1)

@@ -1,0 +1,68 @@
+import pickle
+from collections import Counter
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+from pretrain_core import storage
+from pretrain_core.mixture.config import MixtureConfig
+from pretrain_core.mixture.plan import fit_mixture
+from pretrain_core.mixture.stage import NOT_SAMPLED, MixtureStage
+from pretrain_core.schema import MIXTURE
+from pretrain_core.stage import plan_shards, run_shard
+
+
+@pytest.fixture(scope="module")
+def artifacts(quality_shards: list[str], tokenizer_url: str, tmp_path_factory: pytest.TempPathFactory) -> dict:
+    cfg = MixtureConfig(total_tokens=200_000)
+    return fit_mixture(quality_shards, cfg, tokenizer_url, str(tmp_path_factory.mktemp("mixture")))
+
+
+def test_each_document_is_emitted_as_often_as_planned(quality_shards: list[str], artifacts: dict) -> None:
+    plan = storage.read_parquet(artifacts["mixture_plan"]).to_pylist()
+    repeats = {row["id"]: row["repeats"] for row in plan}
+    n_tokens = {row["id"]: row["n_tokens"] for row in plan}
+    stage = pickle.loads(pickle.dumps(MixtureStage(MixtureConfig(), artifacts)))  # shipped to workers
+    table = storage.read_parquet(quality_shards[0])
+    output = stage.process(table)
+    kept = output.kept.to_pylist()
+    assert Counter(row["id"] for row in kept) == Counter({i: repeats[i] for i in table["id"].to_pylist() if repeats[i]})
+    assert all(row["n_tokens"] == n_tokens[row["id"]] for row in kept)
+    indices: dict[str, list[int]] = {}
+    for row in kept:
+        indices.setdefault(row["id"], []).append(row["repeat_index"])
+    assert all(found == list(range(repeats[i])) for i, found in indices.items())
+    dropped = output.dropped.to_pylist()
+    assert {row["id"] for row in dropped} == {i for i in table["id"].to_pylist() if repeats[i] == 0}
+    assert {row["drop_reason"] for row in dropped} == {NOT_SAMPLED}
+
+
+def test_copies_are_never_neighbours(quality_shards: list[str], artifacts: dict) -> None:
+    output = MixtureStage(MixtureConfig(), artifacts).process(storage.read_parquet(quality_shards[1]))
+    ids = output.kept["id"].to_pylist()
+    assert len(ids) > len(set(ids))  # something is up-sampled
+    assert all(a != b for a, b in pairwise(ids))
+
+
+def test_shard_stats_add_up_to_the_plan(quality_shards: list[str], artifacts: dict, tmp_path: Path) -> None:
+    stage = MixtureStage(MixtureConfig(), artifacts)
+    records = [run_shard(job, stage) for job in plan_shards("mixture", quality_shards, str(tmp_path), "h")]
+    summary = storage.read_json(artifacts["mixture_summary"])
+    for domain, planned in summary["domains"].items():
+        assert sum(r.stats.get(f"tokens_{domain}", 0) for r in records) == planned["realised_tokens"]
+    written = [storage.read_parquet(job.data_url) for job in plan_shards("mixture", quality_shards, str(tmp_path), "h")]
+    assert all(t.schema.equals(MIXTURE) for t in written)
+    planned_copies = sum(storage.read_parquet(artifacts["mixture_plan"])["repeats"].to_pylist())
+    assert sum(r.docs_out for r in records) == planned_copies
+    assert sum(r.dropped.get(NOT_SAMPLED, 0) for r in records) == sum(
+        d["documents"] - d["documents_used"] for d in summary["domains"].values()
+    )
+
+
+def test_a_document_missing_from_the_plan_is_an_error(
+    quality_shards: list[str], tokenizer_url: str, tmp_path: Path
+) -> None:
+    other = fit_mixture(quality_shards[:1], MixtureConfig(), tokenizer_url, str(tmp_path))
+    with pytest.raises(ValueError, match="not in the plan"):
+        MixtureStage(MixtureConfig(), other).process(storage.read_parquet(quality_shards[1]))

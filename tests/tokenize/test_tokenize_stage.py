@@ -1,0 +1,151 @@
+import pickle
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from pretrain_core import storage
+from pretrain_core.manifest import ShardRecord
+from pretrain_core.mixture.config import MixtureConfig
+from pretrain_core.mixture.plan import fit_mixture
+from pretrain_core.mixture.stage import MixtureStage
+from pretrain_core.schema import TOKENS
+from pretrain_core.stage import data_shards, plan_shards, run_shard
+from pretrain_core.tokenize.config import PackConfig
+from pretrain_core.tokenize.encode import load_tokenizer
+from pretrain_core.tokenize.splits import SPLITS, fit_splits
+from pretrain_core.tokenize.stage import HELDOUT_REPEAT, PACK_TAIL, TokenizeStage
+from pretrain_core.tokenize.summary import summarize_tokens
+
+PACK = PackConfig(seq_len=64, validation_fraction=0.05, test_fraction=0.05, min_heldout_docs=2)
+
+
+@pytest.fixture(scope="module")
+def mixture_shards(
+    quality_shards: list[str], tokenizer_artifacts: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> list[str]:
+    """The real mixture stage's output: general is up-sampled, specialist and code are sub-sampled."""
+    root = tmp_path_factory.mktemp("mixture")
+    cfg = MixtureConfig(weights={"general": 0.5, "specialist": 0.1, "code": 0.4}, max_upsample=2.0)
+    artifacts = fit_mixture(quality_shards, cfg, tokenizer_artifacts["tokenizer"], str(root / "artifacts"))
+    stage = MixtureStage(cfg, artifacts)
+    for job in plan_shards("mixture", quality_shards, str(root / "out"), "h"):
+        run_shard(job, stage)
+    return data_shards(str(root / "out"))
+
+
+@pytest.fixture(scope="module")
+def artifacts(
+    mixture_shards: list[str], tokenizer_artifacts: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> dict[str, str]:
+    return tokenizer_artifacts | fit_splits(mixture_shards, PACK, str(tmp_path_factory.mktemp("splits")))
+
+
+@pytest.fixture(scope="module")
+def records(
+    mixture_shards: list[str], artifacts: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+) -> list[tuple[ShardRecord, str, str]]:
+    stage = pickle.loads(pickle.dumps(TokenizeStage(PACK, artifacts)))  # shipped to workers
+    jobs = plan_shards("tokenize", mixture_shards, str(tmp_path_factory.mktemp("tokens")), "h")
+    return [(run_shard(job, stage), job.data_url, job.dropped_url) for job in jobs]
+
+
+def test_every_sequence_has_seq_len_plus_one_valid_ids(
+    records: list[tuple[ShardRecord, str, str]], tokenizer_artifacts: dict[str, str]
+) -> None:
+    vocab = load_tokenizer(tokenizer_artifacts["tokenizer"]).get_piece_size()
+    for _, data_url, _ in records:
+        table = storage.read_parquet(data_url)
+        assert table.schema.equals(TOKENS) and table.num_rows > 0
+        assert all(len(ids) == PACK.seq_len + 1 and max(ids) < vocab for ids in table["input_ids"].to_pylist())
+
+
+def test_no_document_is_in_two_splits_and_every_domain_is_held_out(
+    records: list[tuple[ShardRecord, str, str]],
+) -> None:
+    split_of: dict[str, set[str]] = {}
+    held_out_domains: Counter[tuple[str, str]] = Counter()
+    for _, data_url, dropped_url in records:
+        for url in (data_url, dropped_url):
+            for row in storage.read_parquet(url, columns=["doc_ids", "split", "domain"]).to_pylist():
+                for doc_id in row["doc_ids"]:
+                    split_of.setdefault(doc_id, set()).add(row["split"])
+                if url == data_url and row["split"] != "train":
+                    held_out_domains[(row["split"], row["domain"])] += 1
+    assert all(len(splits) == 1 for splits in split_of.values())
+    assert set(held_out_domains) == {(s, d) for s in ("validation", "test") for d in ("general", "specialist", "code")}
+
+
+def test_every_document_copy_is_packed_or_dropped_with_a_reason(
+    mixture_shards: list[str], records: list[tuple[ShardRecord, str, str]]
+) -> None:
+    for shard_url, (record, data_url, dropped_url) in zip(mixture_shards, records, strict=True):
+        copies = Counter(storage.read_parquet(shard_url)["id"].to_pylist())
+        packed = {doc_id for ids in storage.read_parquet(data_url)["doc_ids"].to_pylist() for doc_id in ids}
+        dropped = storage.read_parquet(dropped_url).to_pylist()
+        dropped_copies = Counter(row["doc_ids"][0] for row in dropped)
+        assert {r["drop_reason"] for r in dropped} <= {HELDOUT_REPEAT, PACK_TAIL}
+        assert record.dropped.get(HELDOUT_REPEAT, 0) > 0  # up-sampled general documents were held out
+        for doc_id, n in copies.items():
+            assert doc_id in packed or dropped_copies[doc_id] == n
+
+
+def test_token_counts_add_up(mixture_shards: list[str], records: list[tuple[ShardRecord, str, str]]) -> None:
+    for shard_url, (record, data_url, _) in zip(mixture_shards, records, strict=True):
+        table = storage.read_parquet(data_url, columns=["split", "domain"])
+        streams = set(zip(table["split"].to_pylist(), table["domain"].to_pylist(), strict=True))
+        stream_tokens = sum(
+            v for k, v in record.stats.items() if k.startswith("tokens_") and k.split("_")[-1] in SPLITS
+        )
+        sequences = sum(record.stats[f"sequences_{s}"] for s in SPLITS)
+        assert sequences == table.num_rows
+        # windows share one id with their neighbour, so a stream of n windows covers n * seq_len + 1 ids
+        assert stream_tokens == sequences * PACK.seq_len + len(streams) + record.stats["tokens_discarded_tail"]
+        rows = storage.read_parquet(shard_url, columns=["n_tokens"])
+        assert stream_tokens <= sum(rows["n_tokens"].to_pylist()) + 2 * rows.num_rows
+
+
+def test_documents_inside_a_window_decode_back_to_their_text(
+    mixture_shards: list[str], artifacts: dict[str, str]
+) -> None:
+    shard = storage.read_parquet(mixture_shards[0])
+    long_windows = PACK.model_copy(update={"seq_len": 2048})
+    tokenizer = load_tokenizer(artifacts["tokenizer"])
+    bos, eos = tokenizer.bos_id(), tokenizer.eos_id()
+    whole = []
+    for row in TokenizeStage(long_windows, artifacts).process(shard).kept.to_pylist():
+        ids = row["input_ids"]
+        starts = [i for i, t in enumerate(ids) if t == bos]
+        whole += [tokenizer.decode(ids[s + 1 : ids.index(eos, s)]) for s in starts if eos in ids[s:]]
+    assert len(whole) > 10
+    assert set(whole) <= set(shard["text"].to_pylist())
+
+
+def test_output_depends_on_the_documents_not_their_row_order(
+    mixture_shards: list[str], artifacts: dict[str, str]
+) -> None:
+    table = storage.read_parquet(mixture_shards[0])
+    first = TokenizeStage(PACK, artifacts).process(table)
+    reversed_rows = TokenizeStage(PACK, artifacts).process(table.take(list(range(table.num_rows))[::-1]))
+    assert first.kept.equals(reversed_rows.kept) and first.stats == reversed_rows.stats
+    assert sorted(first.dropped["doc_ids"].to_pylist()) == sorted(reversed_rows.dropped["doc_ids"].to_pylist())
+
+
+def test_summary_reports_tokens_per_split_and_domain(records: list[tuple[ShardRecord, str, str]]) -> None:
+    stats: Counter[str] = Counter()
+    for record, _, _ in records:
+        stats.update(record.stats)
+    summary = summarize_tokens(dict(stats))
+    assert set(summary["tokens"]["validation"]) == {"general", "specialist", "code"}
+    assert summary["tokens"]["train"]["code"] == stats["tokens_code_train"] > 0
+    assert sum(summary["shares"]["train"].values()) == pytest.approx(1.0, abs=1e-5)
+    assert sum(summary["sequences"].values()) == sum(r.docs_out for r, _, _ in records)
+    assert summary["tokens_discarded_tail"] == stats["tokens_discarded_tail"]
+
+
+def test_a_document_without_a_split_is_an_error(
+    mixture_shards: list[str], artifacts: dict[str, str], tmp_path: Path
+) -> None:
+    partial = artifacts | fit_splits(mixture_shards[:1], PACK, str(tmp_path))
+    with pytest.raises(ValueError, match="no split"):
+        TokenizeStage(PACK, partial).process(storage.read_parquet(mixture_shards[1]))

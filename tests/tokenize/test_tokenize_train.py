@@ -1,0 +1,72 @@
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import sentencepiece as spm
+
+from pretrain_core import storage
+from pretrain_core.tokenize.config import TokenizerConfig
+from pretrain_core.tokenize.train import fit_tokenizer, sample_documents, tokenizer_sha256, training_sentences
+
+ShardWriter = Callable[[list[dict[str, str]], Path, int], list[str]]
+
+
+def test_training_is_byte_identical_across_runs_and_thread_counts(
+    quality_shards: list[str], tokenizer_config: TokenizerConfig, tokenizer_artifacts: dict[str, str], tmp_path: Path
+) -> None:
+    again = fit_tokenizer(quality_shards, tokenizer_config, str(tmp_path / "again"))
+    threaded = fit_tokenizer(
+        quality_shards, tokenizer_config.model_copy(update={"num_threads": 2}), str(tmp_path / "threaded")
+    )
+    first = storage.read_bytes(tokenizer_artifacts["tokenizer"])
+    assert storage.read_bytes(again["tokenizer"]) == first
+    assert storage.read_bytes(threaded["tokenizer"]) == first
+    assert storage.read_bytes(again["tokenizer_card"]) == storage.read_bytes(tokenizer_artifacts["tokenizer_card"])
+
+
+def test_card_records_the_model_hash_and_size(tokenizer_artifacts: dict[str, str]) -> None:
+    model = storage.read_bytes(tokenizer_artifacts["tokenizer"])
+    assert tokenizer_sha256(tokenizer_artifacts) == hashlib.sha256(model).hexdigest()
+    card = storage.read_json(tokenizer_artifacts["tokenizer_card"])
+    assert card["vocab_size"] == spm.SentencePieceProcessor(model_proto=model).get_piece_size() == 1200
+    assert card["training_chars"] <= 400_000
+
+
+def test_model_keeps_whitespace_and_line_breaks(tokenizer_artifacts: dict[str, str]) -> None:
+    tokenizer = spm.SentencePieceProcessor(model_proto=storage.read_bytes(tokenizer_artifacts["tokenizer"]))
+    pieces = tokenizer.encode("def f():\n        return 1\r\n", out_type=str)
+    assert "\n" in pieces and "\r\n" in pieces  # line breaks are single pieces, not bytes
+    assert any(set(p) == {"▁"} and len(p) >= 4 for p in pieces)  # indentation is a whitespace-only piece
+
+
+def test_sample_does_not_depend_on_shard_layout(
+    documents: list[dict[str, str]], shard_writer: ShardWriter, tmp_path: Path
+) -> None:
+    two = shard_writer(documents, tmp_path / "two", 2)
+    five = shard_writer(list(reversed(documents)), tmp_path / "five", 5)
+    sample = sample_documents(two, 50_000, seed=3)
+    assert sample == sample_documents(five, 50_000, seed=3)
+    assert sum(map(len, sample)) >= 50_000
+    assert sum(map(len, sample[:-1])) < 50_000  # the smallest prefix that covers the budget
+    assert sample != sample_documents(two, 50_000, seed=4)
+
+
+def test_sample_takes_everything_when_the_corpus_is_small(
+    documents: list[dict[str, str]], quality_shards: list[str]
+) -> None:
+    assert sorted(sample_documents(quality_shards, 10**9, seed=0)) == sorted(d["text"] for d in documents)
+
+
+def test_training_sentences_are_nonblank_bounded_lines_within_budget(documents: list[dict[str, str]]) -> None:
+    texts = [d["text"] for d in documents]
+    sentences = list(training_sentences(texts, max_chars=30_000, max_sentence_chars=64))
+    assert sentences and all(0 < len(s) <= 64 and s.strip() and "\n" not in s for s in sentences)
+    assert sum(map(len, sentences)) == 30_000
+    every = "".join(training_sentences(texts[:1], max_chars=10**9, max_sentence_chars=64))
+    assert every == "".join(line for line in texts[0].splitlines() if line.strip())  # cuts lose nothing
+
+
+def test_too_large_vocabulary_is_refused_with_the_setting_named(quality_shards: list[str], tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="vocab_size"):
+        fit_tokenizer(quality_shards[:1], TokenizerConfig(vocab_size=200_000, max_training_chars=5_000), str(tmp_path))
