@@ -128,17 +128,20 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "stage":
             _run_stage(args)
         elif args.command == "corpus":
-            from flows.corpus_rebuild import run_corpus
+            from flows.corpus_rebuild import corpus_rebuild
 
-            _print_manifests(run_corpus(_load(args)))
+            _load(args)  # refuse a bad config here, with a clean message, before Prefect starts
+            _print_manifests(corpus_rebuild(args.config, args.overrides))
         elif args.command == "train":
-            from flows.train import run_training
+            from flows.train import train
 
-            run_training(_load(args))
+            _load(args)
+            train(args.config, args.overrides)
         else:
-            from flows.pipeline import run_pipeline
+            from flows.pipeline import pretrain_pipeline
 
-            run_pipeline(_load(args))
+            _load(args)
+            pretrain_pipeline(args.config, args.overrides)
     except ConfigError as exc:
         print(f"pretrain: {exc}", file=sys.stderr)
         return 2

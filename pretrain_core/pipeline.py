@@ -33,7 +33,8 @@ from pretrain_core.stage import (
 )
 from pretrain_core.tokenize.splits import fit_splits
 from pretrain_core.tokenize.stage import TokenizeStage
-from pretrain_core.tokenize.train import fit_tokenizer
+from pretrain_core.tokenize.train import TOKENIZER_FILE, fit_tokenizer
+from pretrain_core.train.config import TrainConfig
 
 CORPUS_STAGES = ("ingest", "clean", "dedup", "pii", "quality", "mixture", "tokenize")
 
@@ -76,7 +77,7 @@ class CorpusPipeline:
     def stage_config(self, name: str) -> dict[str, Any]:
         """The settings a stage's outputs depend on (its own plus those of models it fits)."""
         c = self.cfg
-        parts: dict[str, Any] = {
+        sections: dict[str, dict[str, Any]] = {
             "ingest": {"sources": c.sources, "ingest": c.ingest},
             "clean": {"clean": c.clean},
             "dedup": {"dedup": c.dedup},
@@ -85,7 +86,8 @@ class CorpusPipeline:
             "tokenizer": {"tokenizer": c.tokenizer},
             "mixture": {"mixture": c.mixture},
             "tokenize": {"pack": c.pack},
-        }[name]
+        }
+        parts = sections[name]
         return {
             k: ([s.model_dump(mode="json") for s in v] if isinstance(v, list) else v.model_dump(mode="json"))
             for k, v in parts.items()
@@ -210,3 +212,15 @@ class CorpusPipeline:
             if progress:
                 progress(index, len(plan.jobs))
         return self.finalize(plan, records, artifacts)
+
+
+def training_config(cfg: PipelineConfig) -> TrainConfig:
+    """The training settings wired to this pipeline's token shards, tokenizer and storage root."""
+    return cfg.train.model_copy(
+        update={
+            "tokens_url": storage.join(cfg.storage.root, "corpus", "tokenize"),
+            "tokenizer_url": storage.join(cfg.storage.root, "corpus", "tokenizer", TOKENIZER_FILE),
+            "output_url": storage.join(cfg.storage.root, "train"),
+            "seq_len": cfg.pack.seq_len,
+        }
+    )

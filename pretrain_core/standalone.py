@@ -69,7 +69,9 @@ def _is_ingested(url: str) -> bool:
 
 def _source_for(url: str, index: int, domain: str, text_field: str) -> SourceConfig:
     fmt = "parquet" if url.endswith(".parquet") else "jsonl"
-    return SourceConfig(name=f"input_{index}", domain=domain, format=fmt, path=url, text_field=text_field)
+    return SourceConfig.model_validate(
+        {"name": f"input_{index}", "domain": domain, "format": fmt, "path": url, "text_field": text_field}
+    )
 
 
 def prepare_inputs(

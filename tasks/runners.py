@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from prefect.task_runners import TaskRunner, ThreadPoolTaskRunner
 from prefect_dask import DaskTaskRunner
 
 from pretrain_core.config import ExecutionConfig
 
 
-def task_runner_for(execution: ExecutionConfig) -> TaskRunner:  # type: ignore[type-arg]
+def task_runner_for(execution: ExecutionConfig) -> TaskRunner[Any]:
     """A Dask runner when a cluster address (or local workers) is configured, else a thread pool."""
     if execution.dask_address:
         return DaskTaskRunner(address=execution.dask_address)
