@@ -43,3 +43,47 @@ def real_texts() -> list[str]:
     texts = [p.read_text(encoding="utf-8") for p in sorted(Path("/usr/share/common-licenses").glob("*")) if p.is_file()]
     assert texts, "expected licence texts under /usr/share/common-licenses"
     return texts
+
+
+@pytest.fixture(scope="session")
+def prefect_harness() -> Iterator[None]:
+    """One temporary Prefect API (SQLite) for the whole session; flow runs are recorded in it for real."""
+    from prefect.settings import PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+    from prefect.testing.utilities import prefect_test_harness
+
+    with (
+        prefect_test_harness(server_startup_timeout=90),
+        temporary_settings(updates={PREFECT_FLOWS_HEARTBEAT_FREQUENCY: None}),
+    ):
+        yield
+
+
+SMALL_SOURCES = ("fortunes_zh", "python_docs", "code", "manpages")
+
+
+@pytest.fixture
+def small_config_file(tmp_path: Path) -> Path:
+    """A pipeline config over a real slice of the demo corpus, sized for tests (seconds per stage)."""
+    import yaml
+
+    sources = yaml.safe_load((REPO_ROOT / "data/demo/sources.yaml").read_text(encoding="utf-8"))
+    config = {
+        "name": "small",
+        "storage": {"root": str(tmp_path / "run")},
+        "sources": [{**s, "path": str(REPO_ROOT / s["path"])} for s in sources if s["name"] in SMALL_SOURCES],
+        "tokenizer": {"vocab_size": 2000, "character_coverage": 0.98},
+        "pack": {"seq_len": 64},
+        "train": {
+            "model": "tiny",
+            "max_steps": 12,
+            "warmup_steps": 2,
+            "checkpoint_every": 6,
+            "eval_every": 6,
+            "micro_batch_size": 4,
+            "num_threads": 1,
+        },
+        "evaluate": {"batches_per_split": 2, "max_new_tokens": 8, "num_threads": 1},
+    }
+    path = tmp_path / "small.yaml"
+    path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
+    return path

@@ -1,0 +1,1 @@
+"""Perplexity-based quality: CCNet-style reference n-gram models, per-language buckets and filtering."""

@@ -1,0 +1,105 @@
+"""Reference text and the models trained on it: reading reference files, training tokeniser plus n-gram model.
+
+Training is deterministic end to end: the texts arrive in seeded-hash order, SentencePiece runs on one thread
+over every line in that order, and the n-gram counts are exact.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import pyarrow.parquet as pq
+
+from pretrain_core import storage
+from pretrain_core.quality.config import REFERENCE_SUFFIXES, SELF, QualityConfig, ReferenceConfig
+from pretrain_core.quality.ngram import NgramLM, pad_sentences
+from pretrain_core.quality.scoring import ReferenceModel, split_lines
+from pretrain_core.quality.tokenizers import CharacterTokenizer, SentencePieceTokenizer, Tokenizer, TokenizerKind
+
+
+@dataclass(frozen=True)
+class ReferenceRecord:
+    """One reference text; ``key`` locates it (for tie-breaks), ``lang`` is None when the source has no label,
+    ``fold`` is the cross-fitting fold of an input document (None for reference files, which every fold uses)."""
+
+    key: str
+    text: str
+    lang: str | None
+    fold: int | None = None
+
+
+def reference_files(ref: ReferenceConfig) -> list[str]:
+    """The files behind the non-"self" reference URLs, globs expanded, in sorted order."""
+    files: list[str] = []
+    for url in ref.urls:
+        if url == SELF:
+            continue
+        fs, path = storage.filesystem(url)
+        matches = sorted(fs.glob(path)) if any(c in path for c in "*?[") else [path]
+        matches = [m for m in matches if m.endswith(REFERENCE_SUFFIXES)]
+        if not matches:
+            raise FileNotFoundError(f"quality reference {url!r} matches no {'/'.join(REFERENCE_SUFFIXES)} file")
+        protocol = url.split("://", 1)[0] + "://" if "://" in url else ""
+        files += [m if m.startswith(protocol) else f"{protocol}{m}" for m in matches]
+    return files
+
+
+def read_reference_file(url: str, ref: ReferenceConfig) -> Iterator[ReferenceRecord]:
+    """Records of one JSONL(.gz/.zst) or Parquet file with a non-empty text field."""
+    fs, path = storage.filesystem(url)
+    if path.endswith(".parquet"):
+        with fs.open(path, "rb") as handle:
+            table = pq.read_table(handle)
+        if ref.text_field not in table.schema.names:
+            raise ValueError(f"{url}: no column {ref.text_field!r} (set text_field)")
+        texts = table.column(ref.text_field).to_pylist()
+        langs = (
+            table.column(ref.lang_field).to_pylist() if ref.lang_field in table.schema.names else [None] * len(texts)
+        )
+        for row, (text, lang) in enumerate(zip(texts, langs, strict=True)):
+            if text and text.strip():
+                yield ReferenceRecord(f"{url}#{row}", text, lang or None)
+        return
+    with fs.open(path, "rt", encoding="utf-8", compression="infer") as handle:
+        for row, line in enumerate(handle):
+            if not line.strip():
+                continue
+            record = json.loads(line)
+            if ref.text_field not in record:
+                raise ValueError(f"{url} line {row + 1}: no field {ref.text_field!r} (set text_field)")
+            text = record[ref.text_field]
+            if text and text.strip():
+                yield ReferenceRecord(f"{url}#{row}", text, record.get(ref.lang_field) or None)
+
+
+def train_tokenizer(texts: list[str], kind: TokenizerKind, cfg: QualityConfig) -> Tokenizer:
+    """Train the tokeniser on the texts' lines, up to `tokenizer_max_chars` characters."""
+    lines = list(_first_chars((line for text in texts for line in split_lines(text)), cfg.tokenizer_max_chars))
+    if kind == "characters":
+        return CharacterTokenizer.train(lines, cfg.vocab_size)
+    return SentencePieceTokenizer.train(lines, cfg.vocab_size, cfg.character_coverage)
+
+
+def train_lm(texts: list[str], tokenizer: Tokenizer, cfg: QualityConfig) -> NgramLM:
+    """Count the n-gram model over every line of the texts."""
+    ids, lengths = tokenizer.encode([line for text in texts for line in split_lines(text)])
+    sentences = pad_sentences(ids, lengths, cfg.order, tokenizer.bos, tokenizer.eos)
+    return NgramLM.fit(sentences, cfg.order, tokenizer.vocab_size, tokenizer.bos)
+
+
+def train_reference_model(texts: list[str], kind: TokenizerKind, cfg: QualityConfig) -> ReferenceModel:
+    """Tokeniser and n-gram model trained on the same texts."""
+    tokenizer = train_tokenizer(texts, kind, cfg)
+    return ReferenceModel(tokenizer, train_lm(texts, tokenizer, cfg))
+
+
+def _first_chars(lines: Iterable[str], max_chars: int) -> Iterator[str]:
+    """Lines from the start until they add up to ``max_chars`` characters (at least one line)."""
+    total = 0
+    for line in lines:
+        yield line
+        total += len(line)
+        if total >= max_chars:
+            return

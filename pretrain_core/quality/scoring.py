@@ -1,0 +1,82 @@
+"""Document perplexity under a reference model, computed as CCNet does: over the document's lines, each a
+sentence ending in `</s>`, ``10 ** (-sum(log10 p) / sum(tokens + 1))``. Whole batches go through one
+tokeniser call and one vectorised n-gram pass; there is no per-token Python."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from pretrain_core.quality.ngram import NgramLM, pad_sentences
+from pretrain_core.quality.sampling import fold_of
+from pretrain_core.quality.tokenizers import Tokenizer
+
+
+def split_lines(text: str) -> list[str]:
+    """The lines a document is scored by: blank lines carry no evidence and are skipped; an empty document is
+    scored as one empty line (just `</s>`), so every document has a finite perplexity."""
+    return [line for line in text.splitlines() if line.strip()] or [""]
+
+
+@dataclass(frozen=True)
+class ReferenceModel:
+    """A tokeniser and the n-gram model trained on its ids."""
+
+    tokenizer: Tokenizer
+    lm: NgramLM
+
+    def perplexities(self, texts: list[str], batch_chars: int = 4_000_000) -> np.ndarray:
+        """Perplexity of each text, as float32: the precision it is stored and compared against cut-offs in."""
+        out = np.empty(len(texts), dtype=np.float32)
+        for start, stop in _batches(texts, batch_chars):
+            out[start:stop] = self._score_batch(texts[start:stop])
+        return out
+
+    def _score_batch(self, texts: list[str]) -> np.ndarray:
+        lines: list[str] = []
+        doc_of_line: list[int] = []
+        for doc, text in enumerate(texts):
+            doc_lines = split_lines(text)
+            lines += doc_lines
+            doc_of_line += [doc] * len(doc_lines)
+        ids, lengths = self.tokenizer.encode(lines)
+        sentences = pad_sentences(ids, lengths, self.lm.order, self.tokenizer.bos, self.tokenizer.eos)
+        log10_p = self.lm.log10_probs(sentences)
+        doc_of_target = np.asarray(doc_of_line, dtype=np.int64)[sentences.sentence]
+        total = np.bincount(doc_of_target, weights=log10_p, minlength=len(texts))
+        count = np.bincount(doc_of_target, minlength=len(texts))
+        return np.power(10.0, -total / count)
+
+
+@dataclass(frozen=True)
+class FoldedModel:
+    """The parts of one named model. Cross-fitted, there are two: part f was trained without the input documents
+    of fold f and scores exactly those, so no document is scored by a model that memorised it. Otherwise a
+    single part scores everything."""
+
+    parts: tuple[ReferenceModel, ...]
+    seed: int
+
+    def perplexities(self, doc_ids: list[str], texts: list[str], batch_chars: int) -> np.ndarray:
+        if len(self.parts) == 1:
+            return self.parts[0].perplexities(texts, batch_chars)
+        folds = np.array([fold_of(self.seed, doc_id) for doc_id in doc_ids], dtype=np.int64)
+        out = np.empty(len(texts), dtype=np.float32)
+        for fold, model in enumerate(self.parts):
+            rows = np.flatnonzero(folds == fold)
+            out[rows] = model.perplexities([texts[r] for r in rows], batch_chars)
+        return out
+
+
+def _batches(texts: list[str], batch_chars: int) -> Iterator[tuple[int, int]]:
+    """Consecutive index ranges of about ``batch_chars`` characters (at least one text each)."""
+    start, size = 0, 0
+    for i, text in enumerate(texts):
+        size += len(text)
+        if size >= batch_chars:
+            yield start, i + 1
+            start, size = i + 1, 0
+    if start < len(texts):
+        yield start, len(texts)

@@ -1,0 +1,259 @@
+"""The quality stage: fit reference models and per-language cut-offs once, then score and bucket every shard.
+
+`fit_quality` trains, per domain group, a multilingual model on the group's reference text and (for prose) a
+model per language with enough reference and sample documents; it scores a seeded sample of the input under
+the same models to place the cut-offs. When the reference is the input itself ("self"), each model's n-gram
+counts are cross-fitted in two folds so that no document is scored by counts that include it (a memorised
+document would look like the best text in the corpus). `QualityStage` scores every document, buckets it within
+its language and drops the buckets its domain does not keep, with reason `quality_bucket_<bucket>`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+
+from pretrain_core import storage
+from pretrain_core.quality.config import BUCKETS, QualityConfig
+from pretrain_core.quality.corpus import CorpusSample, scan_corpus
+from pretrain_core.quality.cutoffs import (
+    GLOBAL,
+    PROSE,
+    QualityIndex,
+    assign_buckets,
+    bucket_key,
+    group_of,
+    percentile_cutoffs,
+)
+from pretrain_core.quality.ngram import NgramLM
+from pretrain_core.quality.reference import ReferenceRecord, train_lm, train_tokenizer
+from pretrain_core.quality.scoring import FoldedModel, ReferenceModel
+from pretrain_core.quality.tokenizers import TokenizerKind, load_tokenizer
+from pretrain_core.schema import DROP_REASON, QUALITY
+from pretrain_core.stage import ShardOutput
+
+CUTOFFS = "cutoffs"
+_LANGUAGE_CODE = re.compile(r"[a-z]{2,3}")  # model names become file names: only plain ISO codes get a model
+_TOKENIZER_SUFFIX = {"sentencepiece": "spm", "characters": "chars.json"}
+
+
+@dataclass(frozen=True)
+class _ModelPlan:
+    kind: TokenizerKind
+    records: list[ReferenceRecord]
+
+    def part_texts(self, cross_fit: bool) -> list[list[str]]:
+        """Training texts per part: with cross-fitting, part f leaves out the input documents of fold f."""
+        folds = [[r.text for r in self.records if r.fold != fold] for fold in (0, 1)]
+        if not cross_fit or all(r.fold is None for r in self.records) or not all(folds):
+            return [[r.text for r in self.records]]
+        return folds
+
+
+def fit_quality(input_urls: list[str], cfg: QualityConfig, artifact_dir: str) -> dict[str, str]:
+    """Train the reference models and measure the cut-offs; write them under ``artifact_dir`` (same inputs and
+    config give the same bytes) and return artifact name -> URL: `cutoffs`, and per model `<model>.tokenizer`
+    and one `<model>.fold<i>.lm` per part."""
+    corpus = scan_corpus(input_urls, cfg)
+    plans, routes = _plan_models(corpus, cfg)
+    models: dict[str, FoldedModel] = {}
+    artifacts: dict[str, str] = {}
+    model_info: dict[str, dict[str, Any]] = {}
+    for name, plan in plans.items():
+        # One tokeniser per model, trained on all its reference text: a held-out document's effect on the piece
+        # vocabulary is negligible, unlike its effect on n-gram counts, which is why only the counts are folded.
+        tokenizer = train_tokenizer([r.text for r in plan.records], plan.kind, cfg)
+        artifacts[f"{name}.tokenizer"] = storage.join(artifact_dir, "models", f"{name}.{_TOKENIZER_SUFFIX[plan.kind]}")
+        storage.write_bytes(artifacts[f"{name}.tokenizer"], tokenizer.to_bytes())
+        parts, part_info = [], []
+        for part, texts in enumerate(plan.part_texts(cfg.cross_fit)):
+            lm = train_lm(texts, tokenizer, cfg)
+            artifacts[f"{name}.fold{part}.lm"] = storage.join(artifact_dir, "models", f"{name}.fold{part}.lm")
+            storage.write_bytes(artifacts[f"{name}.fold{part}.lm"], lm.to_bytes())
+            parts.append(ReferenceModel(tokenizer, lm))
+            part_info.append(
+                {
+                    "reference_docs": len(texts),
+                    "reference_chars": sum(map(len, texts)),
+                    "n_grams": lm.n_grams,
+                    "discounts": [round(d, 6) for d in lm.discounts],
+                }
+            )
+        models[name] = FoldedModel(tuple(parts), cfg.seed)
+        model_info[name] = {
+            "tokenizer": plan.kind,
+            "vocab_size": tokenizer.vocab_size,
+            "order": cfg.order,
+            "folds": len(parts),
+            "reference_docs": len(plan.records),
+            "parts": part_info,
+        }
+    index = QualityIndex(
+        percentiles=cfg.bucket_percentiles,
+        models=model_info,
+        routes=routes,
+        cutoffs=_measure_cutoffs(corpus, models, routes, cfg),
+        sample=_sample_sizes(corpus),
+    )
+    artifacts[CUTOFFS] = storage.join(artifact_dir, "cutoffs.json")
+    storage.write_json(artifacts[CUTOFFS], index.to_json())
+    return dict(sorted(artifacts.items()))
+
+
+def _sample_sizes(corpus: CorpusSample) -> dict[str, dict[str, dict[str, int]]]:
+    sizes: dict[str, dict[str, dict[str, int]]] = defaultdict(dict)
+    for (group, key), population in corpus.population.items():
+        sizes[group][key] = {"docs": len(corpus.cutoff[(group, key)]), "population": population}
+    return dict(sizes)
+
+
+def _plan_models(corpus: CorpusSample, cfg: QualityConfig) -> tuple[dict[str, _ModelPlan], dict[str, dict[str, str]]]:
+    """Which models to train on which records, and which bucket keys route to a model of their own."""
+    plans: dict[str, _ModelPlan] = {}
+    routes: dict[str, dict[str, str]] = {}
+    for group in sorted({group for group, _ in corpus.population}):
+        records = corpus.reference[group]
+        if not records:
+            raise ValueError(
+                f"quality: the input has {group} documents but no {group} reference text; "
+                f"check quality.{group}_reference (urls, domains, sources)"
+            )
+        plans[group] = _ModelPlan("sentencepiece", records)
+        if group != PROSE or not cfg.per_language_models:
+            continue
+        by_lang: dict[str, list[ReferenceRecord]] = defaultdict(list)
+        for record in records:
+            if record.lang and _LANGUAGE_CODE.fullmatch(record.lang):
+                by_lang[record.lang].append(record)
+        for lang, lang_records in sorted(by_lang.items()):
+            sampled = len(corpus.cutoff.get((group, lang), []))
+            if len(lang_records) >= cfg.min_reference_docs_per_language and sampled >= cfg.min_docs_per_language:
+                kind: TokenizerKind = "characters" if lang in cfg.character_languages else "sentencepiece"
+                plans[f"{group}.{lang}"] = _ModelPlan(kind, lang_records)
+                routes.setdefault(group, {})[lang] = f"{group}.{lang}"
+    return plans, routes
+
+
+def _measure_cutoffs(
+    corpus: CorpusSample, models: dict[str, FoldedModel], routes: dict[str, dict[str, str]], cfg: QualityConfig
+) -> dict[str, dict[str, tuple[float, float]]]:
+    """Per key under the model that will score it; plus each group model's population-weighted global cut-offs."""
+    cutoffs: dict[str, dict[str, tuple[float, float]]] = defaultdict(dict)
+    pooled: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = defaultdict(lambda: ([], []))
+    for (group, key), docs in corpus.cutoff.items():
+        ids, texts = [doc_id for doc_id, _ in docs], [text for _, text in docs]
+        under_group = models[group].perplexities(ids, texts, cfg.batch_chars)
+        values, weights = pooled[group]
+        values.append(under_group)
+        weights.append(np.full(len(docs), corpus.population[(group, key)] / len(docs)))
+        model = routes.get(group, {}).get(key, group)
+        under_own = under_group if model == group else models[model].perplexities(ids, texts, cfg.batch_chars)
+        if len(docs) >= cfg.min_docs_per_language:
+            cutoffs[model][key] = percentile_cutoffs(under_own, cfg.bucket_percentiles)
+    for group, (values, weights) in pooled.items():
+        cutoffs[group][GLOBAL] = percentile_cutoffs(
+            np.concatenate(values), cfg.bucket_percentiles, np.concatenate(weights)
+        )
+    return {model: dict(sorted(by_key.items())) for model, by_key in sorted(cutoffs.items())}
+
+
+class QualityStage:
+    """Scores, buckets and filters one shard. Models load on first use; pickling ships only config and URLs."""
+
+    name = "quality"
+    schema = QUALITY
+
+    def __init__(self, cfg: QualityConfig, artifacts: dict[str, str]) -> None:
+        self.cfg = cfg
+        self.artifacts = dict(artifacts)
+        self._index: QualityIndex | None = None
+        self._models: dict[str, FoldedModel] = {}
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {"cfg": self.cfg, "artifacts": self.artifacts}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.cfg, self.artifacts = state["cfg"], state["artifacts"]
+        self._index, self._models = None, {}
+
+    @property
+    def index(self) -> QualityIndex:
+        if self._index is None:
+            self._index = QualityIndex.from_json(storage.read_json(self.artifacts[CUTOFFS]))
+        return self._index
+
+    def model(self, name: str) -> FoldedModel:
+        if name not in self._models:
+            info = self.index.models[name]
+            tokenizer = load_tokenizer(info["tokenizer"], storage.read_bytes(self.artifacts[f"{name}.tokenizer"]))
+            parts = [
+                ReferenceModel(
+                    tokenizer, NgramLM.from_bytes(storage.read_bytes(self.artifacts[f"{name}.fold{part}.lm"]))
+                )
+                for part in range(int(info["folds"]))
+            ]
+            self._models[name] = FoldedModel(tuple(parts), self.cfg.seed)
+        return self._models[name]
+
+    def process(self, table: pa.Table) -> ShardOutput:
+        ids, texts = table.column("id").to_pylist(), table.column("text").to_pylist()
+        domains = table.column("domain").to_pylist()
+        groups = [group_of(domain, self.cfg.code_domains) for domain in domains]
+        keys = [
+            bucket_key(group, lang, code_language)
+            for group, lang, code_language in zip(
+                groups, table.column("lang").to_pylist(), table.column("code_language").to_pylist(), strict=True
+            )
+        ]
+        by_model: dict[str, list[int]] = defaultdict(list)
+        for row, (group, key) in enumerate(zip(groups, keys, strict=True)):
+            by_model[self.index.model_for(group, key)].append(row)
+        perplexity = np.zeros(len(texts), dtype=np.float32)
+        buckets = np.empty(len(texts), dtype=object)
+        for model_name, rows in sorted(by_model.items()):
+            model = self.model(model_name)
+            perplexity[rows] = model.perplexities(
+                [ids[r] for r in rows], [texts[r] for r in rows], self.cfg.batch_chars
+            )
+            for key in sorted({keys[r] for r in rows}):
+                in_key = [r for r in rows if keys[r] == key]
+                buckets[in_key] = assign_buckets(perplexity[in_key], *self.index.thresholds(model_name, key))
+        keep = np.array(
+            [
+                bucket in self.cfg.keep_buckets.get(domain, BUCKETS)
+                for bucket, domain in zip(buckets, domains, strict=True)
+            ],
+            dtype=bool,
+        )
+        scored = table.append_column("perplexity", pa.array(perplexity, pa.float32())).append_column(
+            "quality_bucket", pa.array(buckets.tolist(), pa.string())
+        )
+        dropped = scored.filter(pa.array(~keep))
+        reasons = [f"quality_bucket_{bucket}" for bucket in buckets[~keep]]
+        dropped = dropped.append_column(DROP_REASON, pa.array(reasons, pa.string()))
+        return ShardOutput(scored.filter(pa.array(keep)), dropped, _stats(groups, keys, perplexity, buckets))
+
+
+def _stats(groups: list[str], keys: list[str], perplexity: np.ndarray, buckets: np.ndarray) -> dict[str, float]:
+    """Summable per-shard counts (the manifest adds shard stats): bucket sizes, and perplexity sums and document
+    counts per group and key, from which `mean_perplexities` derives the means."""
+    stats: Counter[str] = Counter(f"bucket_{bucket}" for bucket in buckets)
+    for group, key, value in zip(groups, keys, perplexity.tolist(), strict=True):
+        stats[f"docs_{group}_{key}"] += 1
+        stats[f"perplexity_sum_{group}_{key}"] += value
+    return {name: float(value) for name, value in sorted(stats.items())}
+
+
+def mean_perplexities(stats: dict[str, float]) -> dict[str, float]:
+    """Mean perplexity per `<group>_<key>` from (possibly shard-summed) stage stats."""
+    prefix = "perplexity_sum_"
+    return {
+        name[len(prefix) :]: total / stats[f"docs_{name[len(prefix) :]}"]
+        for name, total in sorted(stats.items())
+        if name.startswith(prefix) and stats.get(f"docs_{name[len(prefix) :]}")
+    }

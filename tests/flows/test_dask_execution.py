@@ -1,0 +1,40 @@
+"""A data stage's shards mapped over a real Dask LocalCluster give the same bytes as an in-process run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from prefect import flow, unmapped
+
+from pretrain_core.config import PipelineConfig, load_config
+from pretrain_core.pipeline import CorpusPipeline
+from tasks.corpus import finalize_stage, fit_stage, plan_stage, run_stage_shard
+from tasks.runners import task_runner_for
+
+
+@flow
+def clean_on_runner(cfg: PipelineConfig) -> int:
+    artifacts = fit_stage(cfg, "clean")
+    plan = plan_stage(cfg, "clean")
+    records = run_stage_shard.map(unmapped(cfg), unmapped("clean"), list(plan.jobs), unmapped(artifacts)).result()
+    return finalize_stage(cfg, plan, records, artifacts).docs_out
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_clean_stage_on_a_dask_local_cluster_matches_in_process(small_config_file: Path, tmp_path: Path) -> None:
+    on_dask = load_config(small_config_file, [f"storage.root={tmp_path / 'dask'}", "execution.dask_local_workers=2"])
+    local = load_config(small_config_file, [f"storage.root={tmp_path / 'local'}"])
+    for cfg in (on_dask, local):
+        CorpusPipeline(cfg).run_stage("ingest")
+    runner = task_runner_for(on_dask.execution)
+    assert type(runner).__name__ == "DaskTaskRunner"
+
+    kept = clean_on_runner.with_options(task_runner=runner)(on_dask)
+    expected = CorpusPipeline(local).run_stage("clean")
+
+    assert kept == expected.docs_out > 0
+    dask_files = sorted((tmp_path / "dask" / "corpus" / "clean" / "data").glob("*.parquet"))
+    local_files = sorted((tmp_path / "local" / "corpus" / "clean" / "data").glob("*.parquet"))
+    assert [p.name for p in dask_files] == [p.name for p in local_files]
+    assert all(a.read_bytes() == b.read_bytes() for a, b in zip(dask_files, local_files, strict=True))

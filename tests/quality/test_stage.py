@@ -1,0 +1,188 @@
+"""The quality stage end to end on real multilingual shards: what the fit trains and measures, that it is
+byte-for-byte reproducible, and that scoring buckets per language and drops with reasons and exact counts."""
+
+from __future__ import annotations
+
+import pickle
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from pretrain_core import schema, storage
+from pretrain_core.quality.config import QualityConfig, ReferenceConfig
+from pretrain_core.quality.sampling import fold_of
+from pretrain_core.quality.stage import QualityStage, fit_quality, mean_perplexities
+from pretrain_core.stage import plan_shards, run_shard
+
+CFG = QualityConfig(
+    prose_reference=ReferenceConfig(domains=["general", "specialist"], sources=["handbook"]),
+    vocab_size=1000,
+    order=4,
+    min_docs_per_language=50,
+    min_reference_docs_per_language=50,
+    tokenizer_max_chars=150_000,
+)
+Rows = list[tuple[str, str, str, str, str, str | None]]
+
+
+@pytest.fixture(scope="module")
+def corpus(
+    english: list[str],
+    chinese: list[str],
+    french: list[str],
+    python_files: list[str],
+    navigation: dict[str, list[str]],
+    as_documents: Callable[[list[str], int], list[str]],
+    word_salad: Callable[[str, int], str],
+) -> Rows:
+    """Handbook prose (en, zh general; fr specialist, too little for its own model), crawled junk, code."""
+    en, zh = as_documents(english, 3)[:180], as_documents(chinese, 3)[:150]
+    rows: Rows = [(f"en-{i}", t, "general", "en", "handbook", None) for i, t in enumerate(en)]
+    rows += [(f"zh-{i}", t, "general", "zh", "handbook", None) for i, t in enumerate(zh)]
+    rows += [(f"fr-{i}", t, "specialist", "fr", "handbook", None) for i, t in enumerate(as_documents(french, 3)[:30])]
+    rows += [(f"py-{i}", t, "code", "en", "stdlib", "python") for i, t in enumerate(python_files[:40])]
+    rows += [(f"salad-{i}", word_salad(t, i), "general", "en", "crawl", None) for i, t in enumerate(en[:20])]
+    labels = max(navigation["en"], key=len)
+    rows += [(f"nav-{i}", "\n".join([labels] * (5 + i)), "general", "en", "crawl", None) for i in range(5)]
+    return rows
+
+
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory: pytest.TempPathFactory, corpus: Rows) -> tuple[list[str], dict[str, str]]:
+    folder = tmp_path_factory.mktemp("quality")
+    shards = []
+    for i in range(3):
+        url = str(folder / "in" / f"part-{i:05d}.parquet")
+        storage.write_parquet(url, _table(corpus[i::3]))
+        shards.append(url)
+    return shards, fit_quality(shards, CFG, str(folder / "artifacts"))
+
+
+def _table(rows: Rows) -> pa.Table:
+    n = len(rows)
+    columns = {
+        "id": [r[0] for r in rows],
+        "text": [r[1] for r in rows],
+        "source": [r[4] for r in rows],
+        "domain": [r[2] for r in rows],
+        "location": [f"test#{r[0]}" for r in rows],
+        "code_language": [r[5] for r in rows],
+        "lang": [r[3] for r in rows],
+        "lang_score": [0.99] * n,
+        "dup_cluster": [r[0] for r in rows],
+        "dup_cluster_size": [1] * n,
+        "pii_count": [0] * n,
+        "pii_types": [[] for _ in range(n)],
+    }
+    return pa.table(columns, schema=schema.PII)
+
+
+def test_fit_trains_per_language_models_and_cutoffs(fitted: tuple[list[str], dict[str, str]]) -> None:
+    _, artifacts = fitted
+    models = ["code", "prose", "prose.en", "prose.zh"]
+    parts = [f"{m}.tokenizer" for m in models] + [f"{m}.fold{f}.lm" for m in models for f in (0, 1)]
+    assert set(artifacts) == {"cutoffs", *parts}
+    index = storage.read_json(artifacts["cutoffs"])
+    assert {m: info["folds"] for m, info in index["models"].items()} == dict.fromkeys(models, 2)
+    assert index["routes"] == {"prose": {"en": "prose.en", "zh": "prose.zh"}}  # fr has too few documents
+    assert index["models"]["prose.zh"]["tokenizer"] == "characters"
+    assert index["models"]["prose.en"]["tokenizer"] == "sentencepiece"
+    assert index["models"]["prose"]["reference_docs"] == 180 + 150 + 30  # curated sources only, no crawl
+    cutoffs = index["cutoffs"]
+    assert set(cutoffs["prose.en"]) == {"en"} and set(cutoffs["prose.zh"]) == {"zh"}
+    assert set(cutoffs["prose"]) == {"*"} and set(cutoffs["code"]) == {"*"}
+    for by_key in cutoffs.values():
+        for low, high in by_key.values():
+            assert 1.0 < low < high
+    assert cutoffs["prose.en"]["en"] != cutoffs["prose.zh"]["zh"]
+    assert index["sample"]["prose"]["en"] == {"docs": 205, "population": 205}
+
+
+def test_cross_fitting_scores_each_document_with_the_model_that_never_saw_it(
+    fitted: tuple[list[str], dict[str, str]], corpus: Rows
+) -> None:
+    shards, artifacts = fitted
+    stage = QualityStage(CFG, artifacts)
+    scored = pa.concat_tables([stage.process(storage.read_parquet(url)).kept for url in shards]).to_pylist()
+    english = [r for r in scored if r["source"] == "handbook" and r["lang"] == "en"]  # all of them are reference
+    model = stage.model("prose.en")
+    by_part = [part.perplexities([r["text"] for r in english]) for part in model.parts]
+    folds = [fold_of(CFG.seed, r["id"]) for r in english]
+    stored = [r["perplexity"] for r in english]
+    assert stored == [float(by_part[f][i]) for i, f in enumerate(folds)]
+    memorised = [float(by_part[1 - f][i]) for i, f in enumerate(folds)]
+    assert sorted(memorised)[len(memorised) // 2] < 0.5 * sorted(stored)[len(stored) // 2]
+
+
+def test_fit_is_byte_for_byte_deterministic(fitted: tuple[list[str], dict[str, str]], tmp_path: Path) -> None:
+    shards, artifacts = fitted
+    again = fit_quality(list(reversed(shards)), CFG, str(tmp_path / "again"))
+    assert set(again) == set(artifacts)
+    for name, url in artifacts.items():
+        assert storage.read_bytes(again[name]) == storage.read_bytes(url), name
+
+
+def test_scores_buckets_and_drops_with_reasons(fitted: tuple[list[str], dict[str, str]], corpus: Rows) -> None:
+    shards, artifacts = fitted
+    stage = QualityStage(CFG, artifacts)
+    outputs = [stage.process(storage.read_parquet(url)) for url in shards]
+    kept = pa.concat_tables([o.kept for o in outputs])
+    dropped = pa.concat_tables([o.dropped for o in outputs])
+    assert kept.num_rows + dropped.num_rows == len(corpus)
+    schema.validate(kept, schema.QUALITY, "kept")
+    schema.validate(dropped, schema.dropped_schema(schema.QUALITY), "dropped")
+
+    rows = {r["id"]: r for r in pa.concat_tables([kept, dropped.drop_columns(["drop_reason"])]).to_pylist()}
+    assert set(dropped.column("drop_reason").to_pylist()) == {"quality_bucket_tail"}
+    assert set(dropped.column("domain").to_pylist()) == {"general"}  # specialist and code keep every bucket
+    assert all(rows[f"salad-{i}"]["quality_bucket"] == "tail" for i in range(20))
+    assert all(rows[f"nav-{i}"]["quality_bucket"] == "tail" for i in range(5))
+    for lang, n in (("en", 205), ("zh", 150)):
+        buckets = Counter(r["quality_bucket"] for r in rows.values() if r["lang"] == lang and r["domain"] == "general")
+        assert abs(buckets["head"] - 0.3 * n) <= 1 and abs(buckets["middle"] - 0.3 * n) <= 1, (lang, buckets)
+
+    stats: Counter[str] = Counter()
+    for output in outputs:
+        stats.update(output.stats)
+    assert stats["bucket_head"] + stats["bucket_middle"] + stats["bucket_tail"] == len(corpus)
+    assert stats["bucket_tail"] >= dropped.num_rows
+    assert stats["docs_prose_en"] == 205
+    assert stats["docs_code_python"] == sum(1 for r in corpus if r[2] == "code") >= 20
+    means = mean_perplexities(dict(stats))
+    assert set(means) == {"prose_en", "prose_zh", "prose_fr", "code_python"}
+    en_ppl = [r["perplexity"] for r in rows.values() if r["lang"] == "en" and r["domain"] == "general"]
+    assert means["prose_en"] == pytest.approx(sum(en_ppl) / len(en_ppl), rel=1e-4)
+
+
+def test_stage_pickles_without_models_and_runs_as_a_shard(
+    fitted: tuple[list[str], dict[str, str]], tmp_path: Path
+) -> None:
+    shards, artifacts = fitted
+    stage = QualityStage(CFG, artifacts)
+    first = stage.process(storage.read_parquet(shards[0]))
+    shipped = pickle.dumps(stage)
+    assert len(shipped) < 20_000  # config and URLs, not megabytes of n-grams
+    again = pickle.loads(shipped).process(storage.read_parquet(shards[0]))
+    assert again.kept.equals(first.kept) and again.dropped.equals(first.dropped)
+
+    empty = stage.process(storage.read_parquet(shards[0]).slice(0, 0))
+    assert empty.kept.num_rows == empty.dropped.num_rows == 0
+    schema.validate(empty.kept, schema.QUALITY, "empty")
+
+    job = plan_shards("quality", shards[:1], str(tmp_path / "out"), "hash")[0]
+    record = run_shard(job, pickle.loads(shipped))
+    assert record.docs_in == record.docs_out + sum(record.dropped.values())
+    assert record.dropped == {"quality_bucket_tail": first.dropped.num_rows}
+    written = storage.read_parquet(job.data_url)
+    assert written.column("id").equals(first.kept.column("id"))
+    assert written.column("perplexity").equals(first.kept.column("perplexity"))
+
+
+def test_fit_refuses_a_domain_group_without_reference(fitted: tuple[list[str], dict[str, str]], tmp_path: Path) -> None:
+    shards, _ = fitted
+    cfg = CFG.model_copy(update={"code_reference": ReferenceConfig(domains=["code"], sources=["vendored"])})
+    with pytest.raises(ValueError, match="no code reference"):
+        fit_quality(shards, cfg, str(tmp_path / "artifacts"))
