@@ -1,0 +1,1 @@
+"""Cleaning: text repair, language identification, and Gopher/C4/code heuristics that drop documents."""

@@ -1,0 +1,246 @@
+"""Gopher-style heuristics for natural-language documents: each rule returns a drop reason or None.
+
+Rules read a `ProseDoc`, which splits the text into tokens, words, lines and paragraphs once and lazily, so a
+document that fails an early rule never pays for the n-gram counts. The rules run in `PROSE_RULES` order
+(cheapest first), and the first reason wins.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+
+import numpy as np
+
+from pretrain_core.clean.config import ProseThresholds
+from pretrain_core.clean.words import has_letter, is_unsegmented_char, is_word, split_tokens
+
+_BULLETS = tuple("•‣⁃◦●▪■□·*-–−")
+_ELLIPSES = ("...", "…")
+_PUNCTUATION = string.punctuation + "“”‘’«»„"
+_HASH_BASE = np.uint64(1_000_003)
+
+
+@dataclass
+class ProseDoc:
+    """A document as the prose rules see it, with its language's stop words and unsegmented-text cutoff."""
+
+    text: str
+    stop_words: frozenset[str] = field(default_factory=frozenset)
+    unsegmented_share: float = 0.5
+    unsegmented_ngram_scale: int = 2
+
+    @cached_property
+    def tokens(self) -> list[str]:
+        return split_tokens(self.text)
+
+    @cached_property
+    def words(self) -> list[str]:
+        return [token for token in self.tokens if is_word(token)]
+
+    @cached_property
+    def word_ids(self) -> np.ndarray:
+        """Each word as a small integer (equal words, equal ids), the input of the n-gram hashes."""
+        vocabulary: dict[str, int] = {}
+        ids = (vocabulary.setdefault(word, len(vocabulary)) for word in self.words)
+        return np.fromiter(ids, dtype=np.uint64, count=len(self.words))
+
+    @cached_property
+    def word_lengths(self) -> np.ndarray:
+        return np.fromiter(map(len, self.words), dtype=np.int64, count=len(self.words))
+
+    @cached_property
+    def lines(self) -> list[str]:
+        """Non-blank lines, stripped."""
+        return [line for line in (raw.strip() for raw in self.text.splitlines()) if line]
+
+    @cached_property
+    def paragraphs(self) -> list[str]:
+        """Blocks separated by blank lines, stripped."""
+        blocks, current = [], []
+        for raw in self.text.splitlines():
+            if raw.strip():
+                current.append(raw.strip())
+            elif current:
+                blocks.append("\n".join(current))
+                current = []
+        if current:
+            blocks.append("\n".join(current))
+        return blocks
+
+    @cached_property
+    def unsegmented(self) -> bool:
+        """Whether most words are single characters of scripts written without spaces (Chinese, Japanese, Thai)."""
+        if not self.words or self.text.isascii():
+            return False
+        single = sum(1 for word in self.words if is_unsegmented_char(word))
+        return single / len(self.words) >= self.unsegmented_share
+
+    def repeat_ngram_size(self, n: int) -> int:
+        """The n of the repeated-n-gram rule in this text's words (characters, in unsegmented text)."""
+        return n * self.unsegmented_ngram_scale if self.unsegmented else n
+
+
+ProseRule = Callable[[ProseDoc, ProseThresholds], str | None]
+
+
+def word_count(doc: ProseDoc, t: ProseThresholds) -> str | None:
+    n = len(doc.words)
+    if n < t.min_words:
+        return "too_few_words"
+    if n > t.max_words:
+        return "too_many_words"
+    return None
+
+
+def mean_word_length(doc: ProseDoc, t: ProseThresholds) -> str | None:
+    if doc.unsegmented or not doc.words:
+        return None
+    mean = sum(len(word) for word in doc.words) / len(doc.words)
+    return "mean_word_length" if not t.min_mean_word_length <= mean <= t.max_mean_word_length else None
+
+
+def symbol_ratio(doc: ProseDoc, t: ProseThresholds) -> str | None:
+    text = doc.text
+    symbols = text.count("#") + text.count("...") + text.count("…")
+    return "symbol_ratio" if symbols > t.max_symbol_word_ratio * max(len(doc.words), 1) else None
+
+
+def bullet_lines(doc: ProseDoc, t: ProseThresholds) -> str | None:
+    if not doc.lines:
+        return None
+    bullets = sum(1 for line in doc.lines if line.startswith(_BULLETS))
+    return "bullet_lines" if bullets / len(doc.lines) > t.max_bullet_line_fraction else None
+
+
+def ellipsis_lines(doc: ProseDoc, t: ProseThresholds) -> str | None:
+    if not doc.lines:
+        return None
+    ellipses = sum(1 for line in doc.lines if line.endswith(_ELLIPSES))
+    return "ellipsis_lines" if ellipses / len(doc.lines) > t.max_ellipsis_line_fraction else None
+
+
+def alpha_words(doc: ProseDoc, t: ProseThresholds) -> str | None:
+    if not doc.tokens:
+        return None
+    alpha = sum(1 for token in doc.tokens if has_letter(token))
+    return "low_alpha_words" if alpha / len(doc.tokens) < t.min_alpha_word_fraction else None
+
+
+def stop_words(doc: ProseDoc, t: ProseThresholds) -> str | None:
+    if not doc.stop_words or t.min_stop_words == 0:
+        return None
+    found: set[str] = set()
+    for word in doc.words:
+        candidate = word.lower().strip(_PUNCTUATION)
+        if candidate in doc.stop_words:
+            found.add(candidate)
+            if len(found) >= t.min_stop_words:
+                return None
+    return "no_stop_words"
+
+
+def duplicate_lines(doc: ProseDoc, t: ProseThresholds) -> str | None:
+    share, char_share = _duplicate_shares(doc.lines, len(doc.text))
+    if share > t.max_duplicate_line_fraction or char_share > t.max_duplicate_line_char_fraction:
+        return "duplicate_lines"
+    return None
+
+
+def duplicate_paragraphs(doc: ProseDoc, t: ProseThresholds) -> str | None:
+    share, char_share = _duplicate_shares(doc.paragraphs, len(doc.text))
+    if share > t.max_duplicate_paragraph_fraction or char_share > t.max_duplicate_paragraph_char_fraction:
+        return "duplicate_paragraphs"
+    return None
+
+
+def top_ngram_share(doc: ProseDoc, t: ProseThresholds) -> str | None:
+    """The most frequent word n-gram covers too much of the text (the same phrase over and over)."""
+    for n, bound in t.max_top_ngram_char_share.items():
+        hashes = _ngram_hashes(doc.word_ids, n)
+        if hashes.size == 0:
+            continue
+        _, first, counts = np.unique(hashes, return_index=True, return_counts=True)
+        top = int(np.argmax(counts))
+        if counts[top] > 1:
+            start = int(first[top])
+            gram_chars = int(doc.word_lengths[start : start + n].sum())
+            if gram_chars * int(counts[top]) > bound * len(doc.text):
+                return "top_ngram_share"
+    return None
+
+
+def duplicate_ngram_share(doc: ProseDoc, t: ProseThresholds) -> str | None:
+    """Too much of the text sits in words covered by an n-gram that already occurred earlier in the document."""
+    for size, bound in t.max_duplicate_ngram_char_share.items():
+        if _repeated_ngram_chars(doc, doc.repeat_ngram_size(size)) > bound * len(doc.text):
+            return "duplicate_ngram_share"
+    return None
+
+
+PROSE_RULES: tuple[ProseRule, ...] = (
+    word_count,
+    mean_word_length,
+    symbol_ratio,
+    bullet_lines,
+    ellipsis_lines,
+    alpha_words,
+    stop_words,
+    duplicate_lines,
+    duplicate_paragraphs,
+    top_ngram_share,
+    duplicate_ngram_share,
+)
+
+
+def first_failure(doc: ProseDoc, thresholds: ProseThresholds) -> str | None:
+    """The reason of the first rule the document fails, or None when it passes them all."""
+    for rule in PROSE_RULES:
+        reason = rule(doc, thresholds)
+        if reason is not None:
+            return reason
+    return None
+
+
+def _duplicate_shares(items: Sequence[str], text_chars: int) -> tuple[float, float]:
+    """(share of items repeating an earlier one, share of the text's characters in those repeats)."""
+    if not items:
+        return 0.0, 0.0
+    seen: set[str] = set()
+    repeats = repeated_chars = 0
+    for item in items:
+        if item in seen:
+            repeats += 1
+            repeated_chars += len(item)
+        else:
+            seen.add(item)
+    return repeats / len(items), repeated_chars / max(text_chars, 1)
+
+
+def _ngram_hashes(word_ids: np.ndarray, n: int) -> np.ndarray:
+    """A 64-bit polynomial hash of every word n-gram, position i for words i..i+n-1 (wrapping arithmetic)."""
+    count = word_ids.size - n + 1
+    if count <= 0:
+        return np.empty(0, dtype=np.uint64)
+    hashes = np.zeros(count, dtype=np.uint64)
+    for offset in range(n):
+        hashes = hashes * _HASH_BASE + word_ids[offset : offset + count]
+    return hashes
+
+
+def _repeated_ngram_chars(doc: ProseDoc, n: int) -> int:
+    """Characters of the words covered by any n-gram occurrence that is not the n-gram's first."""
+    hashes = _ngram_hashes(doc.word_ids, n)
+    if hashes.size == 0:
+        return 0
+    _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
+    repeat_starts = np.flatnonzero(first[inverse] != np.arange(hashes.size))
+    if repeat_starts.size == 0:
+        return 0
+    coverage = np.zeros(doc.word_ids.size + 1, dtype=np.int64)
+    np.add.at(coverage, repeat_starts, 1)
+    np.add.at(coverage, repeat_starts + n, -1)
+    covered = np.cumsum(coverage[:-1]) > 0
+    return int(doc.word_lengths[covered].sum())

@@ -1,0 +1,103 @@
+"""Real text for the cleaning tests: OS licences and man pages, Python's CJK test texts, UDHR Article 1."""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sysconfig
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+LICENCES = Path("/usr/share/common-licenses")
+CJK_TEXTS = Path(sysconfig.get_paths()["stdlib"]) / "test" / "cjkencodings"
+
+# Article 1 of the Universal Declaration of Human Rights in the official translations published by the UN
+# OHCHR (https://www.ohchr.org/en/human-rights/universal-declaration/translations), free to reproduce.
+UDHR_ARTICLE_1 = {
+    "en": "All human beings are born free and equal in dignity and rights. They are endowed with reason and "
+    "conscience and should act towards one another in a spirit of brotherhood.",
+    "de": "Alle Menschen sind frei und gleich an Würde und Rechten geboren. Sie sind mit Vernunft und Gewissen "
+    "begabt und sollen einander im Geist der Brüderlichkeit begegnen.",
+    "fr": "Tous les êtres humains naissent libres et égaux en dignité et en droits. Ils sont doués de raison et de "
+    "conscience et doivent agir les uns envers les autres dans un esprit de fraternité.",
+    "es": "Todos los seres humanos nacen libres e iguales en dignidad y derechos y, dotados como están de razón y "
+    "conciencia, deben comportarse fraternalmente los unos con los otros.",
+    "ru": "Все люди рождаются свободными и равными в своем достоинстве и правах. Они наделены разумом и совестью и "
+    "должны поступать в отношении друг друга в духе братства.",
+    "zh": "人人生而自由，在尊严和权利上一律平等。他们赋有理性和良心，并应以兄弟关系的精神相对待。",
+    "ja": "すべての人間は、生まれながらにして自由であり、かつ、尊厳と権利とについて平等である。人間は、理性と良心とを"
+    "授けられており、互いに同胞の精神をもって行動しなければならない。",
+    "ko": "모든 인간은 태어날 때부터 자유로우며 그 존엄과 권리에 있어 동등하다. 인간은 천부적으로 이성과 양심을 "
+    "부여받았으며 서로 형제애의 정신으로 행동하여야 한다.",
+}
+
+
+@pytest.fixture(scope="session")
+def udhr() -> dict[str, str]:
+    return UDHR_ARTICLE_1
+
+
+@pytest.fixture(scope="session")
+def licence() -> Callable[[str], str]:
+    """A licence text shipped by the OS, by file name (GPL-3, Apache-2.0, ...)."""
+
+    def read(name: str) -> str:
+        path = LICENCES / name
+        if not path.is_file():
+            pytest.skip(f"{path} is not installed")
+        return path.read_text(encoding="utf-8")
+
+    return read
+
+
+@pytest.fixture(scope="session")
+def cjk_text() -> Callable[[str], str]:
+    """Real Chinese, Japanese and Korean prose from CPython's codec tests (gb2312, euc_jp, euc_kr, ...)."""
+
+    def read(codec: str) -> str:
+        path = CJK_TEXTS / f"{codec}-utf8.txt"
+        if not path.is_file():
+            pytest.skip(f"{path} is not installed (Python's test package is missing)")
+        return path.read_text(encoding="utf-8")
+
+    return read
+
+
+@pytest.fixture(scope="session")
+def man_page() -> Callable[..., str]:
+    """A man page rendered to plain text by man(1), optionally a translation (lang='de', 'zh_CN', ...)."""
+
+    @functools.cache
+    def render(page: str, lang: str | None = None) -> str:
+        if shutil.which("man") is None:
+            pytest.skip("man(1) is not installed")
+        command = ["man", page]
+        if lang is not None:  # the translated file itself: `man -L` silently falls back to English
+            translated = Path("/usr/share/man") / lang / "man1" / f"{page}.1.gz"
+            if not translated.is_file():
+                pytest.skip(f"{translated} is not installed")
+            command = ["man", "-l", str(translated)]
+        env = {**os.environ, "MANWIDTH": "80", "LANG": "C.UTF-8", "MAN_KEEP_FORMATTING": ""}
+        try:
+            result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60, check=False)
+        except subprocess.TimeoutExpired:  # troff loops on some CJK pages (zh_CN df)
+            pytest.skip(f"man page {page} ({lang or 'en'}) did not render in 60 s")
+        if result.returncode != 0 or not result.stdout.strip():
+            pytest.skip(f"man page {page} ({lang or 'en'}) is not installed")
+        return result.stdout
+
+    return render
+
+
+@pytest.fixture(scope="session")
+def stdlib_source() -> Callable[[str], str]:
+    """A module of the Python standard library, as source text."""
+
+    def read(relative: str) -> str:
+        return (Path(sysconfig.get_paths()["stdlib"]) / relative).read_text(encoding="utf-8")
+
+    return read

@@ -1,0 +1,95 @@
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+
+import pytest
+
+from pretrain_core.clean.config import LangIdConfig
+from pretrain_core.clean.langid import UNDETERMINED, detect_language, letter_scripts, prose_sample
+
+CFG = LangIdConfig()
+
+
+@pytest.mark.parametrize("lang", ["en", "de", "fr", "es", "ru", "zh", "ja", "ko"])
+def test_udhr_article_1_is_identified(udhr: dict[str, str], lang: str) -> None:
+    guess = detect_language(udhr[lang], CFG)
+    assert guess.lang == lang
+    assert CFG.min_confidence <= guess.score <= 1.0
+
+
+@pytest.mark.parametrize(
+    ("codec", "lang"),
+    [("gb2312", "zh"), ("big5", "zh"), ("gb18030", "zh"), ("euc_jp", "ja"), ("shift_jis", "ja"), ("euc_kr", "ko")],
+)
+def test_cpython_cjk_texts_are_told_apart(cjk_text: Callable[[str], str], codec: str, lang: str) -> None:
+    # big5 is traditional Chinese full of English terms ("fast prototyping"), euc_jp Japanese full of Han
+    assert detect_language(cjk_text(codec), CFG).lang == lang
+
+
+@pytest.mark.parametrize(("lang", "expected"), [("de", "de"), ("fr", "fr"), ("zh_CN", "zh"), ("ja", "ja")])
+def test_translated_man_pages(man_page: Callable[..., str], lang: str, expected: str) -> None:
+    assert detect_language(man_page("ls", lang), CFG).lang == expected
+
+
+def test_command_synopsis_does_not_decide_the_language(man_page: Callable[..., str]) -> None:
+    page = man_page("ssh")
+    assert "[-46AaCfGgKkMNnqsTtVvXxYy]" in page[:1000]
+    assert "[-46AaCf" not in prose_sample(page, CFG.prefix_chars, CFG.scan_chars)
+    assert detect_language(page, CFG).lang == "en"
+
+
+def test_undetermined_without_letters_or_evidence(udhr: dict[str, str]) -> None:
+    assert detect_language("", CFG).lang == UNDETERMINED
+    assert detect_language("3.14159 2.71828 1.41421 -- 42 %% 17", CFG).lang == UNDETERMINED
+    assert detect_language("GNU GPL", CFG).lang == UNDETERMINED  # too few letters to trust langdetect
+    half_and_half = udhr["es"] + " " + udhr["fr"]  # langdetect: fr with probability 4/7
+    guess = detect_language(half_and_half, CFG)
+    assert guess.lang == UNDETERMINED and 0.0 < guess.score < CFG.min_confidence
+    assert detect_language(half_and_half, LangIdConfig(min_confidence=0.5)).lang in {"es", "fr"}
+
+
+def test_only_the_prefix_is_examined(udhr: dict[str, str], licence: Callable[[str], str]) -> None:
+    english = licence("GPL-3")[:3000]
+    chinese = udhr["zh"] * 200
+    assert detect_language(english + chinese, CFG).lang == "en"
+    assert detect_language(chinese + english, CFG).lang == "zh"
+
+
+def test_scripts_are_counted_per_letter(udhr: dict[str, str]) -> None:
+    counts, letters = letter_scripts(udhr["ja"])
+    assert counts["kana"] > 0 and counts["han"] > 0 and letters == counts["kana"] + counts["han"]
+    counts, _ = letter_scripts(udhr["ko"])
+    assert set(counts) == {"hangul"}
+
+
+def test_same_answer_in_fresh_processes(udhr: dict[str, str], licence: Callable[[str], str]) -> None:
+    """langdetect draws random n-grams; the seeded per-call detector must make that irrelevant."""
+    gpl = licence("GPL-3")
+    # Short and mixed texts are where langdetect's randomness shows; the last one detects 'en' vs 'de' by chance.
+    samples = [udhr["en"], udhr["de"], udhr["es"], gpl[5000:5300], "Ein kleiner Test with some English words mixed"]
+    script = (
+        "import json, sys\n"
+        "from pretrain_core.clean.config import LangIdConfig\n"
+        "from pretrain_core.clean.langid import detect_language\n"
+        "texts = json.load(sys.stdin)\n"
+        "print(json.dumps([[g.lang, g.score] for g in (detect_language(t, LangIdConfig()) for t in texts)]))\n"
+    )
+    answers = set()
+    for hash_seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": hash_seed}
+        out = subprocess.run(
+            [sys.executable, "-c", script],
+            input=json.dumps(samples),
+            capture_output=True,
+            text=True,
+            env=env,
+            check=True,
+            timeout=120,
+        ).stdout
+        answers.add(out.strip())
+    in_process = json.dumps([[g.lang, g.score] for g in (detect_language(t, CFG) for t in reversed(samples))][::-1])
+    assert answers == {in_process}
