@@ -126,22 +126,26 @@ def format_validation_error(error: ValidationError) -> str:
     return "invalid pipeline config:\n" + "\n".join(lines)
 
 
+def _read_yaml(path: Path, what: str) -> Any:
+    try:
+        return yaml.safe_load(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError(f"{what} not found: {path}") from None
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{what} {path} is not valid YAML: {exc}") from None
+
+
 def load_config(path: str | Path | None = None, overrides: list[str] | None = None) -> PipelineConfig:
     """Load a YAML config (the embedded demo default when `path` is None) and apply dotted overrides."""
     source = Path(path) if path else DEFAULT_CONFIG
-    try:
-        raw = yaml.safe_load(source.read_text(encoding="utf-8")) or {}
-    except FileNotFoundError as exc:
-        raise ConfigError(f"config file not found: {source}") from exc
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"config file {source} is not valid YAML: {exc}") from exc
+    raw = _read_yaml(source, "config file") or {}
     if not isinstance(raw, dict):
         raise ConfigError(f"config file {source} must hold a mapping at the top level")
     raw = apply_overrides(raw, overrides or [])
+    base_dir = source.parent if path else REPO_ROOT
     if "sources_file" in raw:
-        sources_file = (source.parent if path else REPO_ROOT) / raw.pop("sources_file")
-        raw["sources"] = yaml.safe_load(sources_file.read_text(encoding="utf-8"))
-    _resolve_source_paths(raw, source.parent if path else REPO_ROOT)
+        raw["sources"] = _read_yaml(base_dir / raw.pop("sources_file"), "sources file")
+    _resolve_source_paths(raw, base_dir)
     try:
         return PipelineConfig.model_validate(raw)
     except ValidationError as exc:

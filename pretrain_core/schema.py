@@ -21,7 +21,7 @@ INGEST_FIELDS = [
     pa.field("code_language", pa.string(), nullable=True),  # set for code documents (from the file extension)
 ]
 CLEAN_FIELDS = [
-    pa.field("lang", pa.string(), nullable=False),  # ISO 639-1 code or "und"
+    pa.field("lang", pa.string(), nullable=False),  # ISO 639-1 code, "code" for code documents, or "und"
     pa.field("lang_score", pa.float32(), nullable=False),
 ]
 DEDUP_FIELDS = [

@@ -1,0 +1,71 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from pretrain_core.config import DEFAULT_CONFIG, ConfigError, apply_overrides, load_config
+
+
+def _write(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "run.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_embedded_default_loads_the_demo_sources() -> None:
+    cfg = load_config()
+    assert {s.domain for s in cfg.sources} == {"general", "specialist", "code"}
+    assert all(Path(s.path).exists() for s in cfg.sources)
+    assert cfg.mixture.weights == {"general": 0.6, "specialist": 0.3, "code": 0.1}
+    assert load_config().hash() == cfg.hash()
+
+
+def test_unknown_key_is_refused_with_its_dotted_name(tmp_path: Path) -> None:
+    text = DEFAULT_CONFIG.read_text(encoding="utf-8").replace("sources_file: data/demo/", "sources_file: ../")
+    (tmp_path / "cfg").mkdir()
+    (tmp_path / "sources.yaml").write_text(
+        yaml.safe_dump([{"name": "a", "domain": "code", "format": "code", "path": "src"}]), encoding="utf-8"
+    )
+    with pytest.raises(ConfigError, match=r"dedup\.treshold: unknown key"):
+        load_config(_write(tmp_path / "cfg", text + "dedup:\n  treshold: 0.7\n"))
+    with pytest.raises(ConfigError, match="sources file not found"):
+        load_config(_write(tmp_path, text))
+
+
+def test_out_of_range_override_names_the_key() -> None:
+    with pytest.raises(ConfigError, match=r"train\.lr"):
+        load_config(overrides=["train.lr=-0.1"])
+
+
+def test_mixture_weights_that_do_not_sum_to_one_are_refused() -> None:
+    with pytest.raises(ConfigError, match=r"mixture\.weights"):
+        load_config(overrides=["mixture.weights={general: 0.6, specialist: 0.3, code: 0.2}"])
+
+
+def test_overrides_change_the_hash_and_parse_yaml_values() -> None:
+    base = load_config()
+    changed = load_config(overrides=["train.max_steps=7", "storage.root=s3://bucket/run"])
+    assert changed.train.max_steps == 7 and changed.storage.root == "s3://bucket/run"
+    assert changed.hash() != base.hash()
+    assert apply_overrides({"a": {"b": 1}}, ["a.c=[1, 2]"]) == {"a": {"b": 1, "c": [1, 2]}}
+    with pytest.raises(ConfigError, match=r"dotted\.key=value"):
+        apply_overrides({}, ["novalue"])
+
+
+def test_relative_source_paths_are_relative_to_the_config_file(tmp_path: Path) -> None:
+    (tmp_path / "corpus").mkdir()
+    (tmp_path / "corpus" / "a.jsonl").write_text('{"text": "hello"}\n', encoding="utf-8")
+    path = _write(
+        tmp_path,
+        yaml.safe_dump({"sources": [{"name": "a", "domain": "general", "format": "jsonl", "path": "corpus/a.jsonl"}]}),
+    )
+    assert load_config(path).sources[0].path == str(tmp_path / "corpus" / "a.jsonl")
+
+
+def test_missing_and_malformed_files_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not found"):
+        load_config(tmp_path / "nope.yaml")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(_write(tmp_path, "sources: [unclosed"))
