@@ -1,0 +1,57 @@
+from __future__ import annotations
+
+import gzip
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pretrain_cli.main import build_parser, main
+from pretrain_core import storage
+
+
+@pytest.mark.parametrize("command", ["run", "corpus", "train", "stage", "config"])
+def test_every_subcommand_explains_itself(command: str) -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "pretrain_cli", command, "--help"], capture_output=True, text=True, check=False
+    )
+    assert result.returncode == 0
+    assert "--config" in result.stdout and "--set" in result.stdout
+    assert len(result.stdout.splitlines()) > 5
+
+
+def test_top_level_help_lists_commands_and_examples() -> None:
+    text = build_parser().format_help()
+    for command in ("run", "corpus", "train", "stage", "config"):
+        assert command in text
+    assert "examples:" in text
+
+
+def test_bad_config_value_exits_2_with_the_key(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "validate", "--set", "mixture.weights={general: 0.5, specialist: 0.3, code: 0.1}"]) == 2
+    assert "mixture.weights" in capsys.readouterr().err
+
+
+def test_config_show_prints_resolved_yaml_and_hash(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "show", "--set", "train.max_steps=5"]) == 0
+    out = capsys.readouterr().out
+    assert "max_steps: 5" in out and "# config hash: " in out
+
+
+def test_stage_runs_alone_on_raw_jsonl_and_quarantines_bad_lines(tmp_path: Path, real_texts: list[str]) -> None:
+    path = tmp_path / "docs.jsonl.gz"
+    lines = [json.dumps({"text": t}) for t in real_texts] + ['{"text": "broken', json.dumps({"text": real_texts[0]})]
+    path.write_bytes(gzip.compress("\n".join(lines).encode()))
+    out = tmp_path / "dedup"
+
+    assert main(["stage", "dedup", "--input", str(path), "--output", str(out)]) == 0
+
+    manifest = storage.read_json(str(out / "manifest.json"))
+    ingest = storage.read_json(str(out / "_ingest" / "manifest.json"))
+    assert ingest["dropped"] == {"malformed_json": 1}
+    assert manifest["docs_in"] == len(real_texts) + 1
+    # The licence directory itself holds identical texts under several names, plus the repeated line above.
+    assert manifest["dropped"]["exact_duplicate"] == len(real_texts) + 1 - len(set(real_texts))
+    assert manifest["docs_out"] + sum(manifest["dropped"].values()) == manifest["docs_in"]
