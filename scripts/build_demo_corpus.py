@@ -264,49 +264,92 @@ def html_title(page: str) -> str:
 # ---------------------------------------------------------------------------------------------------------------
 # general: Bibles (public domain), via the SWORD command-line reader
 
+# diatheke's `internal` format prints one verse a line: the markup that opens it (a psalm's <title>, poetry and
+# paragraph milestones), the reference, then the verse's OSIS markup. Its `plain` format is not used: the modules
+# leave no space between some adjacent elements, which that filter runs together ("God</w><w>created" becomes
+# "Godcreated"), and it prints the `lemma` of some Spanish words as "<H2416>".
+BIBLE_VERSE = re.compile(
+    r"^(?P<head>(?:<title\b[^>]*>.*?</title>|<[^>]*>|\s)*)(?P<book>[^<>]+?) (?P<chapter>\d+):(?P<verse>\d+):"
+    r"(?P<body>.*)$"
+)
+BIBLE_TITLE = re.compile(r"<title\b[^>]*>(.*?)</title>")
+BIBLE_LINE_END = re.compile(r"<(?:l\b[^>]*\beID=|lb\b)[^>]*>")  # end of a poetry line; a break inside a verse
+BIBLE_ADJACENT_ELEMENTS = re.compile(r"(?<=[\w,.;:!?”’])(?:<[^>]*>)+(?=\w)")  # tags with no space around
+MARKUP_TAG = re.compile(r"<[^>]*>")
+SPANISH_CLITIC = re.compile(r"(?:me|te|se|nos|os|le|les|lo|los|la|las){1,2}")
+SPANISH_VERB_BEFORE_CLITIC = re.compile(
+    r"\w*[áéíóú]\w+"  # a stress mark before the last syllable only fits with the pronoun: sáca-lo, oyéndo-lo
+    r"|\w+(?:ar|er|ir|ír|ad|ed|id)"  # infinitive or plural imperative: matar-lo, alabad-le
+    r"|[a-zñ]\w*(?:ó|é|rá)"  # preterite or future, lower case (not Jehová, Josué): plantó-la, pondré-las
+    r"|d[ai]|haz|vi"  # one-syllable imperatives and preterites: haz-lo, vi-lo
+)
 
-BIBLE_VERSE = re.compile(r"^\s*(?P<book>.+?) (?P<chapter>\d+):(?P<verse>\d+): ?(?P<text>.*)$")
 
+def spanish_enclitic(word: str, next_word: str) -> bool:
+    """Whether `next_word` is a pronoun written onto the verb `word` (RV1909 prints sácalo, oyéndolo, alabadle).
 
-def bible_chapters(module: str, book_key: str) -> dict[int, list[tuple[int, str]]]:
-    """Verses of one book by chapter, as diatheke prints them in plain format (poetry lines kept).
-
-    Lines before a verse marker since the last blank line are a heading of that verse (a psalm's title);
-    diatheke repeats a heading before every verse it covers, so a heading is kept only where it changes.
-    Other unmarked lines continue the verse before them.
+    The module marks such a pronoun as a translator's addition right after the verb's element, so it shows up as
+    two touching elements; every other touching pair in the module is two words.
     """
-    out = run(["diatheke", "-b", module, "-f", "plain", "-k", book_key])
+    return bool(SPANISH_CLITIC.fullmatch(next_word.lower()) and SPANISH_VERB_BEFORE_CLITIC.fullmatch(word))
+
+
+def bible_text(markup: str, joins: Callable[[str, str], bool] | None = None) -> str:
+    """Plain text of OSIS verse markup: poetry lines on lines of their own, markup dropped, words kept apart.
+
+    The modules put no space between some adjacent elements (<w> words, <transChange> additions, <q> quotes),
+    so a space goes where text would otherwise touch across tags, unless `joins(word, next_word)` says the second
+    word is written onto the first.
+    """
+
+    def space(tags: re.Match[str]) -> str:
+        word = re.search(r"\w*$", tags.string[: tags.start()])
+        next_word = re.match(r"\w+", tags.string[tags.end() :])
+        together = joins and word and next_word and joins(word[0], next_word[0])
+        return "" if together else " "
+
+    text = BIBLE_ADJACENT_ELEMENTS.sub(space, BIBLE_LINE_END.sub("\n", markup))
+    lines = (line.strip() for line in html.unescape(MARKUP_TAG.sub("", text)).split("\n"))
+    return "\n".join(line for line in lines if line)
+
+
+def bible_chapters(
+    module: str, book_key: str, joins: Callable[[str, str], bool] | None = None
+) -> dict[int, list[tuple[int, str]]]:
+    """Verses of one book by chapter, with poetry line breaks and psalm titles kept.
+
+    diatheke repeats a psalm's title before every verse it covers, so a title is kept only where it changes.
+    """
+    out = run(["diatheke", "-b", module, "-f", "internal", "-k", book_key])
     chapters: dict[int, list[tuple[int, str]]] = {}
     headings: dict[int, list[str]] = {}
-    pending: list[str] = []
     for line in out.splitlines():
-        if line.startswith(f"({module})"):
+        if not line.strip() or line.startswith(f"({module})"):
             continue
         match = BIBLE_VERSE.match(line)
-        if match:
-            chapter_no = int(match["chapter"])
-            heading = pending if pending != headings.get(chapter_no) else []
-            if pending:
-                headings[chapter_no] = pending
-            pending = []
-            verse = "\n".join([*heading, match["text"].strip()])
-            chapters.setdefault(chapter_no, []).append((int(match["verse"]), verse))
-            continue
-        if line.strip():
-            pending.append(line.strip())
-        elif pending and chapters:
-            chapter = chapters[max(chapters)]
-            verse_no, verse_text = chapter[-1]
-            chapter[-1] = (verse_no, "\n".join([verse_text, *pending]))
-            pending = []
+        if not match:
+            raise SystemExit(f"{module} {book_key}: unexpected diatheke line {line[:80]!r}")
+        chapter_no = int(match["chapter"])
+        titles = [bible_text(title, joins) for title in BIBLE_TITLE.findall(match["head"])]
+        heading = titles if titles != headings.get(chapter_no) else []
+        if titles:
+            headings[chapter_no] = titles
+        verse = "\n".join([*heading, bible_text(match["body"], joins)])
+        chapters.setdefault(chapter_no, []).append((int(match["verse"]), verse))
     return chapters
 
 
-def bible_docs(source: str, module: str, lang: str, books: Sequence[tuple[str, str]]) -> list[Doc]:
+def bible_docs(
+    source: str,
+    module: str,
+    lang: str,
+    books: Sequence[tuple[str, str]],
+    joins: Callable[[str, str], bool] | None = None,
+) -> list[Doc]:
     """One document per chapter: a title line, then the verses numbered as printed Bibles do."""
     docs = []
     for key, title in books:
-        for chapter, verses in sorted(bible_chapters(module, key).items()):
+        for chapter, verses in sorted(bible_chapters(module, key, joins).items()):
             body = "\n".join(f"{number} {text.strip()}" for number, text in verses if text.strip())
             if not body:
                 continue
@@ -359,8 +402,9 @@ def build_bible_web_en(out: Path) -> Built:
             packages=("sword-text-web", "diatheke"),
             licence="Public domain (World English Bible); module packaging GPL-2+",
             method=(
-                f"`diatheke -b engWEB2015eb -f plain -k BOOK` for {books}; one document per chapter (title line, "
-                "then one numbered verse per line, poetry line breaks and psalm titles kept). 2 Kings 18-20 and "
+                f"`diatheke -b engWEB2015eb -f internal -k BOOK` for {books}, its OSIS markup turned into text by "
+                "the script (tags dropped, a space kept between touching elements); one document per chapter (title "
+                "line, then one numbered verse per line, poetry line breaks and psalm titles kept). 2 Kings 18-20 and "
                 "Isaiah 36-39, and Psalms 14 and 53, are near-identical passages in the original text: natural "
                 "near-duplicates."
             ),
@@ -373,7 +417,7 @@ def build_bible_web_en(out: Path) -> Built:
 
 
 def build_bible_rv1909_es(out: Path) -> Built:
-    docs = bible_docs("bible_rv1909_es", "spaRV1909eb", "es", RV1909_BOOKS)
+    docs = bible_docs("bible_rv1909_es", "spaRV1909eb", "es", RV1909_BOOKS, joins=spanish_enclitic)
     path = out / "general" / "bible_rv1909_es.jsonl.gz"
     write_jsonl_gz(path, docs)
     books = ", ".join(title for _, title in RV1909_BOOKS)
@@ -386,8 +430,10 @@ def build_bible_rv1909_es(out: Path) -> Built:
             packages=("sword-text-sparv", "diatheke"),
             licence="Public domain (Reina-Valera 1909)",
             method=(
-                f"`diatheke -b spaRV1909eb -f plain -k BOOK` for {books}; one document per chapter, titled "
-                "with the Spanish book name, one numbered verse per line."
+                f"`diatheke -b spaRV1909eb -f internal -k BOOK` for {books}, its OSIS markup turned into text by "
+                "the script (tags and Strong's numbers dropped, a space kept between touching elements except before "
+                "an enclitic pronoun: sácalo); one document per chapter, titled with the Spanish book name, one "
+                "numbered verse per line."
             ),
             text_field="text",
             id_field="id",
