@@ -44,8 +44,14 @@ def _ingested_shards(root: Path, texts: list[str], shards: int = 3) -> list[str]
     urls = []
     for i in range(shards):
         rows = [
-            {"id": f"{i}-{j}", "text": t, "source": "licences", "domain": "general", "location": f"{i}:{j}",
-             "code_language": None}
+            {
+                "id": f"{i}-{j}",
+                "text": t,
+                "source": "licences",
+                "domain": "general",
+                "location": f"{i}:{j}",
+                "code_language": None,
+            }
             for j, t in enumerate(texts[i::shards])
         ]
         url = str(root / "ingest" / "data" / f"part-{i:05d}.parquet")
