@@ -1,0 +1,137 @@
+"""Settings of the PII stage: which kinds of personal data to look for, and what to do with a document that has some.
+
+Structured kinds (emails, phones, IPs, cards, IBANs, national ids, secrets) are found by patterns with checksum and
+context validation; person names and street addresses, which no pattern captures, by a small learned tagger. The
+density limit follows Dolma (Soldaini et al. 2024), which removes documents with more than five PII matches and
+masks the rest: such documents are usually contact lists or leaked records, not prose with an incidental address.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field, field_validator
+
+from pretrain_core.config_base import StrictModel
+
+PiiType = Literal["email", "phone", "ip", "card", "iban", "national_id", "secret", "person", "address"]
+PII_TYPES: tuple[PiiType, ...] = ("email", "phone", "ip", "card", "iban", "national_id", "secret", "person", "address")
+# Kinds the learned tagger finds; the rest come from patterns.
+CLASSIFIER_TYPES: tuple[PiiType, ...] = ("person", "address")
+
+_DEFAULT_SOURCES = [
+    # Real prose in the tagger's languages shipped in this repository (licence texts, Vim tutors, CPython's CJK
+    # codec test texts, the demo corpus's manual pages in en, de, fr, ja, zh), so the fitted model is the same on
+    # every machine. '{data}' is the repository's data/ directory.
+    "{data}/reference/licences/*",
+    "{data}/reference/vim-tutor/*",
+    "{data}/reference/cjkencodings/*",
+    "{data}/demo/text/manpages/en/**/*.txt",
+    "{data}/demo/text/manpages/de/**/*.txt",
+    "{data}/demo/text/manpages/fr/**/*.txt",
+    "{data}/demo/text/manpages/ja/**/*.txt",
+    "{data}/demo/text/manpages/zh_CN/**/*.txt",
+]
+
+
+class PiiConfig(StrictModel):
+    """What counts as PII, how it is replaced, and when a document has so much of it that it is dropped."""
+
+    types: list[PiiType] = Field(
+        default=list(PII_TYPES), min_length=1, description="Kinds of PII to detect; anything else is left alone."
+    )
+    code_types: list[PiiType] = Field(
+        default=["email", "ip", "secret"],
+        description="Kinds detected in code documents (domain 'code'). Names in code are identifiers and digit runs "
+        "are constants, so only these are looked for there.",
+    )
+    action: Literal["redact", "tag", "drop"] = Field(
+        default="redact",
+        description="'redact': replace each match with its placeholder. 'tag': keep the text, only fill pii_count and "
+        "pii_types. 'drop': drop every document with a match (reason 'contains_pii').",
+    )
+    placeholder_format: str = Field(
+        default="<{TYPE}>",
+        description="Replacement text; {TYPE} becomes the upper-case kind (EMAIL, PHONE, IP, CARD, IBAN, "
+        "NATIONAL_ID, SECRET, PERSON, ADDRESS), {type} the lower-case one.",
+    )
+    max_count: int | None = Field(
+        default=None,
+        ge=0,
+        description="Drop a document with more matches (of `density_types`) than this (reason 'pii_density'); Dolma "
+        "uses 5. None: no limit.",
+    )
+    max_per_1000_chars: float | None = Field(
+        default=5.0,
+        gt=0,
+        description="Drop a document with more matches (of `density_types`) per 1,000 characters than this (reason "
+        "'pii_density'), once it has at least `density_min_count` of them. None: no limit.",
+    )
+    density_types: list[PiiType] = Field(
+        default=["email", "phone", "ip", "card", "iban", "national_id", "secret"],
+        description="Kinds counted for `max_count` and `max_per_1000_chars`. Names and addresses are left out: "
+        "narrative text (fiction, news, scripture) is full of names, which are redacted but no reason to drop it.",
+    )
+    density_min_count: int = Field(
+        default=3,
+        ge=1,
+        description="Matches a document needs before the density limit applies, so one email in a tweet is masked, "
+        "not a reason to drop it.",
+    )
+    keep_private_ips: bool = Field(
+        default=True,
+        description="Leave private, loopback, link-local and documentation addresses (not `is_global`) as they are: "
+        "they identify nobody and are common in technical text.",
+    )
+    classifier_enabled: bool = Field(
+        default=True, description="Find person names and street addresses with the learned tagger."
+    )
+    classifier_threshold: float = Field(
+        default=0.8,
+        gt=0.0,
+        lt=1.0,
+        description="Probability a token needs to be tagged a name or address part. High, because a wrongly "
+        "redacted word damages good text while a missed name is rarely harmful in web-scale data.",
+    )
+    classifier_langs: list[str] = Field(
+        default=["en", "de", "fr", "zh", "ja"],
+        min_length=1,
+        description="Document languages the tagger runs on: those it was trained for.",
+    )
+    classifier_sources: list[str] = Field(
+        default=_DEFAULT_SOURCES,
+        min_length=1,
+        description="Glob patterns (fsspec URLs; '{stdlib}' is Python's standard library directory, '{data}' the "
+        "repository's data directory) of real text "
+        "whose sentences become training templates and negatives. Patterns matching nothing are skipped.",
+    )
+    classifier_sentences_per_source: int = Field(
+        default=3000,
+        ge=10,
+        le=1_000_000,
+        description="Sentences read from each source pattern at most (files in a fixed hash order), which bounds "
+        "the time spent reading large sources such as all manual pages.",
+    )
+    classifier_examples_per_language: int = Field(
+        default=2000,
+        ge=50,
+        le=200_000,
+        description="Training examples made per language (a quarter as many are held out for the report); the "
+        "main knob of fit time.",
+    )
+    classifier_seed: int = Field(default=0, ge=0, description="Seed for sampling sentences, fake names and splits.")
+
+    @field_validator("placeholder_format")
+    @classmethod
+    def _placeholder_names_the_type(cls, value: str) -> str:
+        try:
+            value.format(TYPE="EMAIL", type="email")
+        except (KeyError, IndexError, ValueError) as exc:
+            raise ValueError(f"placeholder_format may only use {{TYPE}} and {{type}}: {exc}") from None
+        return value
+
+    def placeholder(self, kind: str) -> str:
+        return self.placeholder_format.format(TYPE=kind.upper(), type=kind)
+
+    def uses_classifier(self) -> bool:
+        return self.classifier_enabled and any(t in self.types for t in CLASSIFIER_TYPES)

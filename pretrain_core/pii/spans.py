@@ -1,0 +1,46 @@
+"""Matched spans: choosing one interpretation where detectors disagree, and writing placeholders into the text."""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Callable, Iterable
+from typing import NamedTuple
+
+# When two detectors claim the same characters, the longer span wins; between equal lengths this order decides.
+# Validated identifiers outrank looser kinds (a Luhn-valid card is not also a phone number), and a checksummed
+# national id outranks a card number, whose Luhn check passes one random digit run in ten.
+TYPE_PRIORITY = ("secret", "iban", "national_id", "card", "email", "ip", "phone", "address", "person")
+_RANK = {kind: rank for rank, kind in enumerate(TYPE_PRIORITY)}
+
+
+class Span(NamedTuple):
+    start: int
+    end: int
+    type: str
+
+
+def resolve_overlaps(spans: Iterable[Span]) -> list[Span]:
+    """Non-overlapping spans in text order: longest first, then by type priority, then leftmost.
+
+    Deterministic whatever order detectors report in, so reruns redact identically.
+    """
+    chosen: list[Span] = []  # kept sorted by start; chosen spans never overlap, so their ends are sorted too
+    for span in sorted(set(spans), key=lambda s: (s.start - s.end, _RANK.get(s.type, len(_RANK)), s.start)):
+        index = bisect.bisect_left(chosen, span)
+        before_clear = index == 0 or chosen[index - 1].end <= span.start
+        after_clear = index == len(chosen) or chosen[index].start >= span.end
+        if before_clear and after_clear:
+            chosen.insert(index, span)
+    return chosen
+
+
+def redact(text: str, spans: list[Span], placeholder: Callable[[str], str]) -> str:
+    """Replace each (non-overlapping, sorted) span with its type's placeholder."""
+    parts: list[str] = []
+    cursor = 0
+    for span in spans:
+        parts.append(text[cursor : span.start])
+        parts.append(placeholder(span.type))
+        cursor = span.end
+    parts.append(text[cursor:])
+    return "".join(parts)

@@ -1,0 +1,154 @@
+"""The PII stage: fit the name/address tagger once, then per shard detect, redact and drop PII-dense documents.
+
+Redaction replaces each match with a typed placeholder (`<EMAIL>`), so a model trained on the output learns that
+such things occur without learning anyone's data. Documents above the density limit are dropped instead
+(reason `pii_density`), and their quarantined copy is redacted too: the quarantine is for auditing the filter,
+not a second copy of the personal data.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pretrain_core import schema as contract
+from pretrain_core import storage
+from pretrain_core.pii.classifier import NameAddressTagger
+from pretrain_core.pii.config import CLASSIFIER_TYPES, PiiConfig
+from pretrain_core.pii.detectors import find_structured
+from pretrain_core.pii.evaluation import evaluate
+from pretrain_core.pii.spans import Span, redact, resolve_overlaps
+from pretrain_core.pii.text_sources import load_sentences
+from pretrain_core.pii.training_data import build_examples, gazetteer
+from pretrain_core.stage import ShardOutput
+
+TAGGER_ARTIFACT = "pii_tagger"
+REPORT_ARTIFACT = "pii_tagger_report"
+# Characters of text tagged per batch: bounds the feature arrays (about 300 bytes per candidate token, and in
+# Chinese nearly every character is one) on large shards.
+_TAGGER_BATCH_CHARS = 1_000_000
+
+
+def fit_pii(cfg: PiiConfig, artifact_dir: str) -> dict[str, str]:
+    """Train the name/address tagger on real sentences with Faker names, and write it with its held-out report.
+
+    Returns {} when the config does not use the tagger. Deterministic: same sources and config, same bytes.
+    """
+    if not cfg.uses_classifier():
+        return {}
+    sentences = load_sentences(cfg.classifier_sources, cfg.classifier_sentences_per_source)
+    examples = build_examples(sentences, cfg.classifier_examples_per_language, cfg.classifier_seed)
+    if not examples["train"]:
+        raise ValueError(f"no sentences in en/de/fr/zh/ja found under classifier_sources {cfg.classifier_sources}")
+    tagger = NameAddressTagger.fit(examples["train"], *gazetteer())
+    report: dict[str, Any] = {
+        "threshold": cfg.classifier_threshold,
+        "sentences": {lang: len(found) for lang, found in sentences.items()},
+        "examples": {name: len(found) for name, found in examples.items()},
+        **{
+            name: evaluate(tagger, found, cfg.classifier_threshold)
+            for name, found in examples.items()
+            if name != "train"
+        },
+    }
+    model_url = storage.join(artifact_dir, "pii_tagger.pkl")
+    report_url = storage.join(artifact_dir, "pii_tagger_report.json")
+    storage.write_bytes(model_url, tagger.to_bytes())
+    storage.write_json(report_url, report)
+    return {TAGGER_ARTIFACT: model_url, REPORT_ARTIFACT: report_url}
+
+
+class PiiStage:
+    """Per-shard PII detection and redaction; picklable (config plus the tagger's arrays)."""
+
+    name = "pii"
+    schema = contract.PII
+
+    def __init__(self, cfg: PiiConfig, artifacts: dict[str, str]) -> None:
+        self.cfg = cfg
+        self.tagger: NameAddressTagger | None = None
+        if cfg.uses_classifier():
+            if TAGGER_ARTIFACT not in artifacts:
+                raise ValueError("the PII config uses the name/address tagger but no model was given: run fit_pii")
+            self.tagger = NameAddressTagger.from_bytes(storage.read_bytes(artifacts[TAGGER_ARTIFACT]))
+
+    def detect(self, texts: list[str], is_code: list[bool], langs: list[str]) -> list[list[Span]]:
+        """Non-overlapping PII spans per document: patterns everywhere, the tagger where its kinds are wanted
+        and the document is in one of its languages."""
+        found = [
+            find_structured(text, self._types(code), self.cfg.keep_private_ips)
+            for text, code in zip(texts, is_code, strict=True)
+        ]
+        if self.tagger is not None:
+            eligible = [
+                i
+                for i, (code, lang) in enumerate(zip(is_code, langs, strict=True))
+                if lang in self.cfg.classifier_langs and self._types(code) & set(CLASSIFIER_TYPES)
+            ]
+            for batch in _batches(eligible, texts):
+                tagged = self.tagger.find_spans([texts[i] for i in batch], self.cfg.classifier_threshold)
+                for index, spans in zip(batch, tagged, strict=True):
+                    wanted = self._types(is_code[index])
+                    found[index].extend(s for s in spans if s.type in wanted)
+        return [resolve_overlaps(spans) for spans in found]
+
+    def _types(self, is_code: bool) -> set[str]:
+        wanted: set[str] = set(self.cfg.types)
+        return wanted & set(self.cfg.code_types) if is_code else wanted
+
+    def process(self, table: pa.Table) -> ShardOutput:
+        table = table.select(contract.DEDUP.names)
+        texts = table.column("text").to_pylist()
+        domains = table.column("domain").to_pylist()
+        code_languages = table.column("code_language").to_pylist()
+        is_code = [d == "code" or c is not None for d, c in zip(domains, code_languages, strict=True)]
+        all_spans = self.detect(texts, is_code, table.column("lang").to_pylist())
+
+        out_texts, counts, kinds, reasons = [], [], [], []
+        stats: Counter[str] = Counter()
+        for text, spans in zip(texts, all_spans, strict=True):
+            out_texts.append(text if self.cfg.action == "tag" else redact(text, spans, self.cfg.placeholder))
+            counts.append(len(spans))
+            kinds.append(sorted({s.type for s in spans}))
+            reasons.append(self._drop_reason(len(text), spans))
+            stats.update(f"pii_{s.type}" for s in spans)
+            stats["pii_documents"] += bool(spans)
+
+        annotated = (
+            table.set_column(table.schema.get_field_index("text"), "text", pa.array(out_texts, pa.string()))
+            .append_column(contract.PII_FIELDS[0], pa.array(counts, pa.int32()))
+            .append_column(contract.PII_FIELDS[1], pa.array(kinds, pa.list_(pa.string())))
+        )
+        keep = pa.array([reason is None for reason in reasons])
+        dropped = annotated.filter(pc.invert(keep))
+        dropped = dropped.append_column(contract.DROP_REASON, pa.array([r for r in reasons if r], pa.string()))
+        return ShardOutput(annotated.filter(keep), dropped, {k: float(v) for k, v in sorted(stats.items())})
+
+    def _drop_reason(self, length: int, spans: list[Span]) -> str | None:
+        cfg = self.cfg
+        count = sum(span.type in cfg.density_types for span in spans)
+        if cfg.max_count is not None and count > cfg.max_count:
+            return "pii_density"
+        dense = cfg.max_per_1000_chars is not None and count * 1000 > cfg.max_per_1000_chars * max(length, 1)
+        if dense and count >= cfg.density_min_count:
+            return "pii_density"
+        if cfg.action == "drop" and spans:
+            return "contains_pii"
+        return None
+
+
+def _batches(indices: list[int], texts: list[str]) -> Iterator[list[int]]:
+    batch: list[int] = []
+    size = 0
+    for index in indices:
+        batch.append(index)
+        size += len(texts[index])
+        if size >= _TAGGER_BATCH_CHARS:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch

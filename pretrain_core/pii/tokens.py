@@ -1,0 +1,213 @@
+"""Tokens and per-token features for the name/address tagger, shared by training and inference so they never drift.
+
+Latin-script text splits into alphanumeric words (postcodes like "SW1A" stay whole) and punctuation; Chinese and
+Japanese text into single characters, since names there are runs of two to four characters without spaces. Only
+"candidate" tokens are scored (words starting upper-case or with a digit, Han and Katakana characters): names and
+addresses are built from these, and skipping lower-case words and punctuation keeps the tagger cheap on prose.
+
+Features are integers, not strings: each token type is looked up once in the vocabularies (word, shape, 3-letter
+prefix and suffix, name gazetteer), and the features of all candidates of a batch (the word, its neighbours two
+either side, their shapes, word pairs, which neighbours are known names) are then combined as int64 keys by numpy.
+This keeps Python work to one dictionary lookup per token, which makes the tagger affordable on every document.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from collections import Counter
+from collections.abc import Sequence
+from typing import Any, NamedTuple
+
+import numpy as np
+
+_HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+_KANA = "\u3040-\u30ff"
+_TOKEN = re.compile(rf"[{_HAN}{_KANA}]|[^\W_{_HAN}{_KANA}]+(?:[-'’][^\W_{_HAN}{_KANA}]+)*|\S")
+_IS_HAN = re.compile(rf"[{_HAN}]")
+
+UNKNOWN, BOUNDARY = 0, 1  # reserved ids in every vocabulary
+FEATURE_KINDS = (
+    "w", "s", "p3", "x3", "w-1", "w+1", "w-2", "w+2", "s-1", "s+1", "s-1|s+1", "w-1|w", "w|w+1",
+    "g|s", "g-1|g+1", "g-1|g|g+1",  # g: in the first-name (1) / last-name (2) gazetteer
+)  # fmt: skip
+_ID_BITS = 24  # vocabulary ids must stay below 2**24; a key is kind << 48 | id << 24 | id
+_CACHE_LIMIT = 1_000_000  # token types remembered by a featurizer before it starts afresh
+
+
+class Token(NamedTuple):
+    start: int
+    end: int
+    text: str
+
+
+class Lexical(NamedTuple):
+    lower: str
+    shape: str
+    prefix: str  # first three letters of longer words, else ""
+    suffix: str
+    candidate: bool
+
+
+def tokenize(text: str) -> list[Token]:
+    """Tokens with their offsets (for labelling training text; tagging needs offsets only where it found some)."""
+    return [Token(m.start(), m.end(), m.group()) for m in _TOKEN.finditer(text)]
+
+
+def token_texts(text: str) -> list[str]:
+    """The token strings alone: what the tagger scores (offsets are only needed where it found something)."""
+    return _TOKEN.findall(text)
+
+
+@functools.lru_cache(maxsize=500_000)
+def lexical(token: str) -> Lexical:
+    """What a token looks like, independent of context (cached: word types repeat far more than they vary)."""
+    first = token[0]
+    if _IS_HAN.match(first):
+        return Lexical(token, "han", "", "", True)
+    if "\u30a0" <= first <= "\u30ff":
+        return Lexical(token, "kata", "", "", True)
+    if "\u3040" <= first <= "\u309f":
+        return Lexical(token, "hira", "", "", False)
+    if first.isdigit():
+        return Lexical(token, f"d{min(len(token), 6)}" if token.isdigit() else "mix", "", "", True)
+    lower = token.lower()
+    affixes = (lower[:3], lower[-3:]) if len(token) > 3 else ("", "")
+    if first.isupper():
+        has_digit = any(c.isdigit() for c in token)
+        shape = "mix" if has_digit else "X" if len(token) == 1 else "XX" if token.isupper() else "Xx"
+        return Lexical(lower, shape, *affixes, True)
+    if first.isalpha():
+        return Lexical(lower, "x" if len(token) > 4 else "x_short", *affixes, False)
+    return Lexical(token, token, "", "", False)
+
+
+def gazetteer_entries(names: Sequence[str]) -> set[str]:
+    """Lower-cased names, and for Chinese and Japanese names each of their characters (they are tokens here)."""
+    entries: set[str] = set()
+    for name in names:
+        characters = [c for c in name if _IS_HAN.match(c) or "\u30a0" <= c <= "\u30ff"]
+        entries.update(characters or name.lower().split())
+    return entries
+
+
+class Featurizer:
+    """Vocabularies learned from training text (word, shape, affix) and name lists (a gazetteer of first and
+    last names, matched lower-cased; for Chinese and Japanese, per character); turns texts into feature keys.
+
+    The gazetteer is what lets a linear model generalise across names: every name seen in training teaches the
+    weight of "is a known first name", not only of its own word.
+    """
+
+    def __init__(
+        self, words: list[str], shapes: list[str], affixes: list[str], first_names: list[str], last_names: list[str]
+    ) -> None:
+        if max(len(words), len(shapes), len(affixes)) + 2 >= 2**_ID_BITS:
+            raise ValueError("tagger vocabulary too large for its feature keys")
+        self.words, self.shapes, self.affixes = words, shapes, affixes
+        self.first_names, self.last_names = first_names, last_names
+        self._word_ids = {w: i for i, w in enumerate(words, start=2)}
+        self._shape_ids = {s: i for i, s in enumerate(shapes, start=2)}
+        self._affix_ids = {a: i for i, a in enumerate(affixes, start=2)}
+        self._first, self._last = set(first_names), set(last_names)
+        self._type_ids: dict[str, int] = {}
+        self._types: list[tuple[int, int, int, int, int, int]] = []
+        self._table: np.ndarray | None = None
+        self._reset_types()
+
+    @classmethod
+    def learn(
+        cls, texts: Sequence[str], min_count: int, first_names: Sequence[str], last_names: Sequence[str]
+    ) -> Featurizer:
+        """Vocabularies of the words and affixes seen at least `min_count` times (rarer ones share UNKNOWN)."""
+        words: Counter[str] = Counter()
+        shapes: set[str] = set()
+        affixes: Counter[str] = Counter()
+        for text in texts:
+            for token in token_texts(text):
+                lex = lexical(token)
+                words[lex.lower] += 1
+                shapes.add(lex.shape)
+                affixes.update(a for a in (lex.prefix, lex.suffix) if a)
+        return cls(
+            sorted(w for w, n in words.items() if n >= min_count),
+            sorted(shapes),
+            sorted(a for a, n in affixes.items() if n >= min_count),
+            sorted(gazetteer_entries(first_names)),
+            sorted(gazetteer_entries(last_names)),
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in ("words", "shapes", "affixes", "first_names", "last_names")}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__init__(**state)  # type: ignore[misc]
+
+    def _type_rows(self, token_lists: Sequence[list[str]]) -> np.ndarray:
+        """Register unseen token types; return the table of all types' ids (row 0: the boundary padding)."""
+        if len(self._type_ids) >= _CACHE_LIMIT:
+            self._reset_types()
+        new = {token for tokens in token_lists for token in tokens}.difference(self._type_ids)
+        for token in sorted(new):
+            lex = lexical(token)
+            self._type_ids[token] = len(self._types)
+            self._types.append(
+                (
+                    self._word_ids.get(lex.lower, UNKNOWN),
+                    self._shape_ids.get(lex.shape, UNKNOWN),
+                    self._affix_ids.get(lex.prefix, UNKNOWN),
+                    self._affix_ids.get(lex.suffix, UNKNOWN),
+                    (lex.lower in self._first) + 2 * (lex.lower in self._last),
+                    int(lex.candidate),
+                )
+            )
+        if new or self._table is None:
+            self._table = np.array(self._types, dtype=np.int64)
+        table: np.ndarray = self._table
+        return table
+
+    def _reset_types(self) -> None:
+        self._type_ids = {}
+        self._types = [(BOUNDARY, BOUNDARY, UNKNOWN, UNKNOWN, 0, 0)]
+        self._table = None
+
+    def candidate_keys(self, token_lists: Sequence[list[str]]) -> tuple[np.ndarray, list[np.ndarray]]:
+        """Feature keys (candidates x FEATURE_KINDS, int64) of all candidate tokens of a batch, in order, and per
+        text the token indices of its candidates.
+
+        Each token becomes the row of its type (one C-level dictionary lookup per token); a type's ids are
+        computed once per featurizer, so the Python cost per token stays flat however large the shard.
+        """
+        types = self._type_rows(token_lists)
+        pad = np.zeros(2, dtype=np.int64)  # row 0 of the type table: boundary
+        pieces, firsts, length = [pad], [], 2
+        for tokens in token_lists:
+            firsts.append(length)
+            pieces += [np.fromiter(map(self._type_ids.__getitem__, tokens), np.int64, len(tokens)), pad]
+            length += len(tokens) + 2
+        table = types[np.concatenate(pieces)]
+        word, shape, prefix, suffix, known = (table[:, i] for i in range(5))
+        at = np.flatnonzero(table[:, 5])
+        none = np.zeros_like(at)
+        columns: tuple[tuple[np.ndarray, np.ndarray], ...] = (
+            (word[at], none),
+            (shape[at], none),
+            (prefix[at], none),
+            (suffix[at], none),
+            (word[at - 1], none),
+            (word[at + 1], none),
+            (word[at - 2], none),
+            (word[at + 2], none),
+            (shape[at - 1], none),
+            (shape[at + 1], none),
+            (shape[at - 1], shape[at + 1]),
+            (word[at - 1], word[at]),
+            (word[at], word[at + 1]),
+            (known[at], shape[at]),
+            (known[at - 1], known[at + 1]),
+            (known[at - 1] * 4 + known[at], known[at + 1]),
+        )
+        keys = np.stack([(kind << 2 * _ID_BITS) + (a << _ID_BITS) + b for kind, (a, b) in enumerate(columns)], axis=1)
+        bounds = np.searchsorted(at, [*firsts, length])
+        per_text = [at[bounds[i] : bounds[i + 1]] - first for i, first in enumerate(firsts)]
+        return keys, per_text

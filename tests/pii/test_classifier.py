@@ -1,0 +1,65 @@
+"""The name/address tagger: names and addresses in new sentences of five languages, nothing in licence prose,
+and a model file that loads to the same predictions."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+
+from pretrain_core.pii.classifier import NameAddressTagger
+
+THRESHOLD = 0.8
+NAMES = [
+    ("Yesterday Michael Johnson presented the quarterly results to the board.", "Michael Johnson"),
+    ("Gestern hat Anna Schmidt den Vertrag unterschrieben.", "Anna Schmidt"),
+    ("Hier, Marie Lefebvre a présenté le rapport annuel.", "Marie Lefebvre"),
+    ("昨天，李娜表示会议将推迟。", "李娜"),
+    ("佐藤花子さんによると、会議は延期されました。", "佐藤花子"),
+    ("Contact Dr. Weber for details.", "Weber"),
+]
+ADDRESSES = [
+    ("Please send the signed contract to 1600 Pennsylvania Avenue NW, Washington, DC 20500.", "1600 Pennsylvania"),
+    ("我们的办公室已搬到北京市海淀区中关村大街27号。", "北京市海淀区"),
+    ("事務所は東京都千代田区丸の内1丁目9番1号に移転しました。", "東京都千代田区"),
+]
+
+
+def spans_of(tagger: NameAddressTagger, text: str) -> list[tuple[str, str]]:
+    return [(text[s.start : s.end], s.type) for s in tagger.find_spans([text], THRESHOLD)[0]]
+
+
+@pytest.mark.parametrize(("text", "name"), NAMES)
+def test_names_in_new_sentences_are_found(tagger: NameAddressTagger, text: str, name: str) -> None:
+    assert (name, "person") in spans_of(tagger, text)
+
+
+@pytest.mark.parametrize(("text", "part"), ADDRESSES)
+def test_addresses_are_found(tagger: NameAddressTagger, text: str, part: str) -> None:
+    assert any(kind == "address" and part in found for found, kind in spans_of(tagger, text))
+
+
+def test_licence_prose_has_no_person(tagger: NameAddressTagger) -> None:
+    texts = [p.read_text(encoding="utf-8") for p in sorted(Path("/usr/share/common-licenses").iterdir()) if p.is_file()]
+    found = [span for spans in tagger.find_spans(texts, THRESHOLD) for span in spans]
+    assert not [s for s in found if s.type == "person"]
+
+
+def test_capitalised_headings_and_dates_are_not_addresses(tagger: NameAddressTagger) -> None:
+    text = "Terms and Conditions\n\nWarranty Disclaimer\n\nLast updated 29 June 2007 by the Free Software Foundation."
+    assert spans_of(tagger, text) == []
+
+
+def test_saved_model_predicts_the_same_and_survives_pickling(tagger: NameAddressTagger) -> None:
+    texts = [text for text, _ in NAMES + ADDRESSES]
+    restored = NameAddressTagger.from_bytes(tagger.to_bytes())
+    shipped = pickle.loads(pickle.dumps(tagger))
+    expected = tagger.find_spans(texts, THRESHOLD)
+    assert restored.find_spans(texts, THRESHOLD) == expected == shipped.find_spans(texts, THRESHOLD)
+    assert restored.to_bytes() == tagger.to_bytes()
+
+
+def test_foreign_bytes_are_refused() -> None:
+    with pytest.raises(ValueError, match="refit"):
+        NameAddressTagger.from_bytes(pickle.dumps({"format": 0}))

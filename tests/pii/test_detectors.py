@@ -1,0 +1,106 @@
+"""Structured detectors on realistic sentences in five languages, decoys that must stay untouched, and real files."""
+
+from __future__ import annotations
+
+import sysconfig
+from pathlib import Path
+
+import pytest
+
+from pretrain_core.pii.config import PII_TYPES
+from pretrain_core.pii.detectors import find_ips, find_structured
+
+STRUCTURED = [t for t in PII_TYPES if t not in ("person", "address")]
+PEM = (
+    "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n"
+    "KUpRKfFLfRYC9AIKjbJTWit+CqvjWYzvQwECAwEAAQJAIJLixBy2qpFoS4DSmoEm\n-----END RSA PRIVATE KEY-----"
+)
+
+
+def found(text: str, keep_private_ips: bool = True) -> list[tuple[str, str]]:
+    return sorted((s.type, text[s.start : s.end]) for s in find_structured(text, STRUCTURED, keep_private_ips))
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("Write to jane.doe+news@example.co.uk for a copy.", ("email", "jane.doe+news@example.co.uk")),
+        ("Bei Fragen schreiben Sie an info@beispiel-firma.de.", ("email", "info@beispiel-firma.de")),
+        ("如有疑问，请发邮件至zhang.wei@example.cn。", ("email", "zhang.wei@example.cn")),
+        ("The attacker connected from 203.0.114.7 twice.", ("ip", "203.0.114.7")),
+        ("Der Server ist unter 2a00:1450:4001:82a::200e erreichbar.", ("ip", "2a00:1450:4001:82a::200e")),
+        ("Please charge my Visa 4111 1111 1111 1111 instead.", ("card", "4111 1111 1111 1111")),
+        ("Ma carte : 5555-5555-5555-4444, expiration 12/27.", ("card", "5555-5555-5555-4444")),
+        ("Bitte überweisen Sie auf DE89 3704 0044 0532 0130 00 bis Freitag.", ("iban", "DE89 3704 0044 0532 0130 00")),
+        ("Virement sur le compte FR14 2004 1010 0505 0001 3M02 606.", ("iban", "FR14 2004 1010 0505 0001 3M02 606")),
+        ("His SSN is 536-22-1234, please keep it private.", ("national_id", "536-22-1234")),
+        ("申请人身份证号码：11010519491231002X。", ("national_id", "11010519491231002X")),
+        ("Numéro de sécurité sociale : 2 55 08 14 168 025 38.", ("national_id", "2 55 08 14 168 025 38")),
+        ("Her National Insurance number is AB 12 34 56 C.", ("national_id", "AB 12 34 56 C")),
+        ("Ihre Steuer-ID lautet 86095742719.", ("national_id", "86095742719")),
+        ("aws_access_key_id = AKIAIOSFODNN7EXAMPLE", ("secret", "AKIAIOSFODNN7EXAMPLE")),
+        ('token: "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789"', ("secret", "ghp_aBcDeFgHiJkLmNoPqRsTuVwXyZ0123456789")),
+        (
+            "SLACK=xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+            ("secret", "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"),
+        ),
+        ('API_KEY = "Zx8kP2mQ9vR4tL7wN3bY"', ("secret", "Zx8kP2mQ9vR4tL7wN3bY")),
+        (
+            "export AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Rt2Lm9",
+            ("secret", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Rt2Lm9"),
+        ),
+        (f"key.pem:\n{PEM}\n", ("secret", PEM)),
+    ],
+)
+def test_structured_pii_is_found(text: str, expected: tuple[str, str]) -> None:
+    assert expected in found(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ISBN 978-3-16-148410-0 and ISBN 0-306-40615-2 are both cited.",
+        "Released on 2024-03-15, updated 15.03.2024 at 12:30:45.",
+        "Upgrade to version 1.2.3.4 before the v2.0.0.1 release; see section 8.2.4.44.",
+        "Request id 123e4567-e89b-12d3-a456-426614174000 failed.",
+        "Fixed in commit 9fceb02d0ae598e95dc970b74767f19372d61af8 (short: 9fceb02).",
+        "Use #ff5733 for the border and #FFFFFF for the background.",
+        "The sequence 4111 1111 1111 1112 fails the Luhn check.",
+        "Order number 4820 1934 5521 0876 ships Monday.",
+        "Serial 573763426263223372 and hash -8204893 from the table.",
+        "MAC address 00:1A:2B:3C:4D:5E, slice x[::2], C++ std::vector<int>.",
+        'password = "correct horse battery staple"',
+        'api_key = os.environ["API_KEY"]',
+        "auth = HTTPBasicAuth(user, password_from_vault)",
+        "The network 203.0.113.0/24 and the reverse zone 1.0.0.127.in-addr.arpa.",
+        "Partitioning\n\n4.2.13.1. Guided partitioning\n\nThe installer proposes a layout.",
+        "バグの報告については第 1.3.2.1 節を参照してください。",
+    ],
+)
+def test_decoys_are_not_flagged(text: str) -> None:
+    assert found(text) == []
+
+
+def test_private_addresses_are_kept_unless_configured() -> None:
+    text = "The router at 192.168.1.1 forwards to 10.0.0.5 and ::1; the public side is 8.8.8.8."
+    assert [text[s.start : s.end] for s in find_ips(text, keep_private=True)] == ["8.8.8.8"]
+    assert [text[s.start : s.end] for s in find_ips(text, keep_private=False)] == ["192.168.1.1", "10.0.0.5", "8.8.8.8"]
+
+
+def test_german_tax_id_needs_its_name_nearby() -> None:
+    assert found("Die Rechnung 86095742719 ist bezahlt.") == []
+
+
+def test_real_licences_have_no_structured_pii_but_emails_and_addresses_of_publishers() -> None:
+    texts = [p.read_text(encoding="utf-8") for p in sorted(Path("/usr/share/common-licenses").iterdir()) if p.is_file()]
+    kinds = {kind for text in texts for kind, _ in found(text)}
+    assert kinds <= {"email"}
+
+
+def test_stdlib_sources_yield_no_cards_ibans_ids_or_phones() -> None:
+    """Python's own date, decimal, uuid and hashing code is full of digit runs, versions and hex."""
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    names = ["datetime.py", "_pydecimal.py", "uuid.py", "hashlib.py", "ipaddress.py", "tarfile.py", "locale.py"]
+    texts = [(stdlib / name).read_text(encoding="utf-8") for name in names]
+    kinds = [kind for text in texts for kind, _ in found(text)]
+    assert not {"card", "iban", "national_id", "phone", "secret"} & set(kinds)

@@ -1,0 +1,61 @@
+"""Phone numbers in the formats people write them, and the digit runs that only look like phones."""
+
+from __future__ import annotations
+
+import pytest
+
+from pretrain_core.pii.phone import find_phones
+
+
+def phones(text: str) -> list[str]:
+    return [text[s.start : s.end] for s in find_phones(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "number"),
+    [
+        ("Call our front desk at (415) 555-2671 before noon.", "(415) 555-2671"),
+        ("International callers dial +1 415 555 2671.", "+1 415 555 2671"),
+        ("Sie erreichen mich unter 030 12345678 oder mobil unter 0171 1234567.", "030 12345678"),
+        ("Rufen Sie die Zentrale an: +49 30 901820.", "+49 30 901820"),
+        ("Pour toute question, appelez le 01 42 68 53 00.", "01 42 68 53 00"),
+        ("Depuis l'étranger : +33 1 42 68 53 00.", "+33 1 42 68 53 00"),
+        ("Our London office is on 020 7946 0958.", "020 7946 0958"),
+        ("From abroad dial +44 (0)20 7946 0958.", "+44 (0)20 7946 0958"),
+        ("请拨打客服电话 138 0013 8000 咨询。", "138 0013 8000"),
+        ("国际用户请拨打 +86 138 0013 8000。", "+86 138 0013 8000"),
+        ("お問い合わせは 03-1234-5678 までお電話ください。", "03-1234-5678"),
+        ("携帯：090-1234-5678", "090-1234-5678"),
+        ("电话：13800138000", "13800138000"),
+    ],
+)
+def test_phone_formats_are_found(text: str, number: str) -> None:
+    assert number in phones(text)
+
+
+def test_both_german_numbers_in_one_sentence() -> None:
+    assert phones("Sie erreichen mich unter 030 12345678 oder mobil unter 0171 1234567.") == [
+        "030 12345678",
+        "0171 1234567",
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ISBN 978-3-16-148410-0 is the German edition.",
+        "Order #123-456-7890 has shipped.",
+        "Bestellnummer 0301234567 wurde storniert.",
+        "The meeting moved from 2024-03-15 to 15.03.2024 at 12:30:45.",
+        "Upgrade to version 1.2.3.4 or Python 3.11.7.",
+        "Date:   Mon Oct 29 16:39:05 2018 -0700",
+        "failed tests: 571 612 1056",
+        "Boston, MA  02110-1301  USA",
+        "Decimal('+35236450.6')",
+        "The total was 1 234 567 euros, about 1,234,567.89 dollars.",
+        "uuid 123e4567-e89b-12d3-a456-426614174000 and commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
+        "13800138000",  # eleven digits with no phone word and no grouping: could be anything
+    ],
+)
+def test_digit_runs_that_are_not_phones(text: str) -> None:
+    assert phones(text) == []

@@ -1,0 +1,147 @@
+"""The PII stage end to end: fit artifacts, redaction, density drops, code documents and the shard contract."""
+
+from __future__ import annotations
+
+import json
+import pickle
+from pathlib import Path
+
+import pyarrow as pa
+import pytest
+
+from pretrain_core import schema, storage
+from pretrain_core.pii.config import PiiConfig
+from pretrain_core.pii.stage import REPORT_ARTIFACT, TAGGER_ARTIFACT, PiiStage, fit_pii
+from pretrain_core.stage import ShardJob, run_shard
+
+GPL = Path("/usr/share/common-licenses/GPL-3").read_text(encoding="utf-8")
+PROSE = GPL[GPL.index("The GNU General Public License is") :][:1500]  # real prose, no PII of its own
+CONTACT = "Questions about this release go to Sarah Connor at sarah.connor@example.com or +1 415 555 2671."
+CODE = (
+    "import boto3\n\n# Maintainer: John Smith\n"
+    'client = boto3.client("s3", aws_access_key_id="AKIAIOSFODNN7EXAMPLE")\n'
+    'LOCAL = "192.168.1.20"\nPUBLIC = "203.0.114.7"\n'
+)
+CONTACT_LIST = "alice@example.org, bob@example.org, carol@example.org, dave@example.org\n030 12345678"
+
+
+def dedup_table(rows: list[tuple[str, str, str | None, str]]) -> pa.Table:
+    """DEDUP-schema rows from (text, domain, code_language, lang)."""
+    return pa.Table.from_pylist(
+        [
+            {
+                "id": f"doc-{i}",
+                "text": text,
+                "source": "test",
+                "domain": domain,
+                "location": f"test/{i}",
+                "code_language": code_language,
+                "lang": lang,
+                "lang_score": 1.0,
+                "dup_cluster": f"doc-{i}",
+                "dup_cluster_size": 1,
+            }
+            for i, (text, domain, code_language, lang) in enumerate(rows)
+        ],
+        schema=schema.DEDUP,
+    )
+
+
+@pytest.fixture(scope="module")
+def shard() -> pa.Table:
+    return dedup_table(
+        [
+            (f"{PROSE}\n\n{CONTACT}", "general", None, "en"),
+            ("Bitte überweisen Sie den Betrag auf DE89 3704 0044 0532 0130 00. " + PROSE, "general", None, "de"),
+            (CODE, "code", "python", "und"),
+            (CONTACT_LIST, "general", None, "en"),
+            (PROSE, "specialist", None, "en"),
+        ]
+    )
+
+
+def test_fit_writes_model_and_held_out_report(artifacts: dict[str, str]) -> None:
+    assert set(artifacts) == {TAGGER_ARTIFACT, REPORT_ARTIFACT}
+    report = json.loads(Path(artifacts[REPORT_ARTIFACT]).read_text())
+    assert report["test"]["person"]["precision"] >= 0.9
+    assert report["test"]["person"]["recall"] >= 0.8
+    assert report["test"]["address"]["precision"] >= 0.9
+    assert {"person/zh", "person/ja", "address/de"} <= set(report["test_unlisted"])
+
+
+def test_fit_is_deterministic(tmp_path: Path) -> None:
+    cfg = PiiConfig(classifier_sentences_per_source=150, classifier_examples_per_language=150)
+    first, second = fit_pii(cfg, str(tmp_path / "a")), fit_pii(cfg, str(tmp_path / "b"))
+    for name in (TAGGER_ARTIFACT, REPORT_ARTIFACT):
+        assert Path(first[name]).read_bytes() == Path(second[name]).read_bytes()
+
+
+def test_fit_without_tagger_writes_nothing(tmp_path: Path) -> None:
+    assert fit_pii(PiiConfig(classifier_enabled=False), str(tmp_path)) == {}
+    assert not list(tmp_path.iterdir())
+    with pytest.raises(ValueError, match="fit_pii"):
+        PiiStage(PiiConfig(), {})
+
+
+def test_redaction_types_and_density_drop(pii_config: PiiConfig, artifacts: dict[str, str], shard: pa.Table) -> None:
+    output = PiiStage(pii_config, artifacts).process(shard)
+    kept = {row["id"]: row for row in output.kept.to_pylist()}
+    dropped = {row["id"]: row for row in output.dropped.to_pylist()}
+
+    assert kept["doc-0"]["text"].endswith("go to <PERSON> at <EMAIL> or <PHONE>.")
+    assert kept["doc-0"]["pii_types"] == ["email", "person", "phone"] and kept["doc-0"]["pii_count"] == 3
+    assert kept["doc-1"]["text"].startswith("Bitte überweisen Sie den Betrag auf <IBAN>. ")
+    assert kept["doc-4"]["text"] == PROSE and kept["doc-4"]["pii_count"] == 0 and kept["doc-4"]["pii_types"] == []
+
+    assert dropped["doc-3"]["drop_reason"] == "pii_density"
+    assert "@" not in dropped["doc-3"]["text"]  # the quarantine is redacted too
+    assert output.stats["pii_email"] == 5 and output.stats["pii_documents"] == 4
+
+
+def test_code_keeps_names_and_private_addresses(
+    pii_config: PiiConfig, artifacts: dict[str, str], shard: pa.Table
+) -> None:
+    row = PiiStage(pii_config, artifacts).process(shard).kept.to_pylist()[2]
+    assert "# Maintainer: John Smith" in row["text"] and '"192.168.1.20"' in row["text"]
+    assert 'aws_access_key_id="<SECRET>"' in row["text"] and 'PUBLIC = "<IP>"' in row["text"]
+    assert row["pii_types"] == ["ip", "secret"]
+
+
+def test_tag_and_drop_actions(pii_config: PiiConfig, artifacts: dict[str, str], shard: pa.Table) -> None:
+    tagged = PiiStage(pii_config.model_copy(update={"action": "tag"}), artifacts).process(shard)
+    assert tagged.kept.column("text").to_pylist()[0] == shard.column("text").to_pylist()[0]
+    assert tagged.kept.column("pii_count").to_pylist()[0] == 3
+
+    strict = pii_config.model_copy(update={"action": "drop", "max_per_1000_chars": None})
+    dropped = PiiStage(strict, artifacts).process(shard)
+    assert dropped.kept.column("id").to_pylist() == ["doc-4"]
+    assert set(dropped.dropped.column("drop_reason").to_pylist()) == {"contains_pii"}
+
+
+def test_names_are_redacted_but_never_a_reason_to_drop(pii_config: PiiConfig, artifacts: dict[str, str]) -> None:
+    roll = "Present at the meeting: Anna Schmidt, Thomas Weber, Marie Lefebvre, Michael Johnson and Sarah Connor."
+    table = dedup_table([(roll, "general", None, "en")])
+    output = PiiStage(pii_config, artifacts).process(table)
+    assert output.dropped.num_rows == 0
+    assert output.kept.column("text").to_pylist()[0].count("<PERSON>") >= 3
+    counting_names = pii_config.model_copy(update={"density_types": ["person"]})
+    assert PiiStage(counting_names, artifacts).process(table).dropped.num_rows == 1
+
+
+def test_dolma_style_count_limit(pii_config: PiiConfig, artifacts: dict[str, str], shard: pa.Table) -> None:
+    cfg = pii_config.model_copy(update={"max_count": 4, "max_per_1000_chars": None})
+    output = PiiStage(cfg, artifacts).process(shard)
+    assert output.dropped.column("id").to_pylist() == ["doc-3"]  # five matches: four emails and a phone
+
+
+def test_run_shard_meets_the_contract_and_ships_to_workers(
+    pii_config: PiiConfig, artifacts: dict[str, str], shard: pa.Table, tmp_path: Path
+) -> None:
+    source = str(tmp_path / "dedup" / "data" / "part-00000.parquet")
+    storage.write_parquet(source, shard)
+    stage = pickle.loads(pickle.dumps(PiiStage(pii_config, artifacts)))
+    job = ShardJob("pii", "part-00000", (source,), str(tmp_path / "pii"), "hash")
+    record = run_shard(job, stage)
+    assert record.docs_in == 5 and record.docs_out == 4 and record.dropped == {"pii_density": 1}
+    written = storage.read_parquet(job.data_url)
+    assert written.schema.names == schema.PII.names

@@ -1,0 +1,55 @@
+"""Tokenisation and features for the tagger: scripts, candidates, and batches that do not leak into each other."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+
+from pretrain_core.pii.tokens import FEATURE_KINDS, Featurizer, gazetteer_entries, lexical, token_texts, tokenize
+
+TEXTS = [
+    "Send the forms to 10 Downing Street, London SW1A 2AA before Friday.",
+    "王伟说：会议在北京市海淀区举行。",
+    "田中さんは東京に住んでいます。",
+]
+
+
+def test_tokens_keep_postcodes_whole_and_split_cjk_into_characters() -> None:
+    assert token_texts(TEXTS[0])[-5:] == ["SW1A", "2AA", "before", "Friday", "."]
+    assert token_texts(TEXTS[1])[:4] == ["王", "伟", "说", "："]
+    assert [t.text for t in tokenize(TEXTS[2])] == token_texts(TEXTS[2])
+    assert all(TEXTS[0][t.start : t.end] == t.text for t in tokenize(TEXTS[0]))
+
+
+def test_candidates_are_capitalised_numeric_han_and_katakana_tokens() -> None:
+    assert lexical("London").candidate and lexical("London").shape == "Xx"
+    assert lexical("10").candidate and lexical("SW1A").shape == "mix"
+    assert lexical("王").candidate and lexical("テ").candidate
+    assert not lexical("the").candidate and not lexical("は").candidate and not lexical(",").candidate
+
+
+def featurizer() -> Featurizer:
+    return Featurizer.learn(TEXTS, min_count=1, first_names=["Anna", "伟"], last_names=["Weber", "田中"])
+
+
+def test_gazetteer_is_lower_cased_and_per_character_for_cjk() -> None:
+    assert gazetteer_entries(["Anna Maria", "田中"]) == {"anna", "maria", "田", "中"}
+
+
+def test_keys_of_a_text_do_not_depend_on_its_batch() -> None:
+    f = featurizer()
+    alone, [indices] = f.candidate_keys([token_texts(TEXTS[0])])
+    batched, per_text = f.candidate_keys([token_texts(t) for t in TEXTS])
+    assert alone.shape == (len(indices), len(FEATURE_KINDS))
+    assert np.array_equal(per_text[0], indices)
+    assert np.array_equal(batched[: len(indices)], alone)
+    tokens = token_texts(TEXTS[0])
+    assert [tokens[i] for i in indices] == ["Send", "10", "Downing", "Street", "London", "SW1A", "2AA", "Friday"]
+
+
+def test_featurizer_pickles_without_its_cache() -> None:
+    f = featurizer()
+    keys, _ = f.candidate_keys([token_texts(TEXTS[1])])
+    restored = pickle.loads(pickle.dumps(f))
+    assert np.array_equal(restored.candidate_keys([token_texts(TEXTS[1])])[0], keys)
