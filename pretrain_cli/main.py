@@ -81,8 +81,12 @@ def build_parser() -> argparse.ArgumentParser:
     stage.add_argument("name", choices=STAGES, help="the stage to run")
     stage.add_argument("--input", nargs="+", required=True, metavar="URL", help="input files (fsspec URLs)")
     stage.add_argument("--output", required=True, metavar="URL", help="output directory (fsspec URL)")
-    stage.add_argument("--domain", default="general", choices=("general", "specialist", "code"),
-                       help="domain of raw inputs (default: general)")
+    stage.add_argument(
+        "--domain",
+        default="general",
+        choices=("general", "specialist", "code"),
+        help="domain of raw inputs (default: general)",
+    )
     stage.add_argument("--text-field", default="text", help="text field of raw JSONL/Parquet (default: text)")
     _add_config_args(stage)
 
@@ -118,6 +122,7 @@ def _run_stage(args: argparse.Namespace) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(message)s")
+    logging.getLogger("httpx").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
     # Offline defaults: no telemetry, and a patient start for the ephemeral API on a busy 2-core machine.
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")

@@ -215,12 +215,17 @@ class CorpusPipeline:
 
 
 def training_config(cfg: PipelineConfig) -> TrainConfig:
-    """The training settings wired to this pipeline's token shards, tokenizer and storage root."""
+    """The training settings wired to this pipeline's token shards, tokenizer and storage root.
+
+    Each corpus build trains into its own directory (keyed by the tokenize stage's hash), so a rebuilt corpus
+    starts a new run while a killed run on the same corpus resumes from its newest checkpoint.
+    """
+    corpus_hash = CorpusPipeline(cfg).config_hash("tokenize")
     return cfg.train.model_copy(
         update={
             "tokens_url": storage.join(cfg.storage.root, "corpus", "tokenize"),
             "tokenizer_url": storage.join(cfg.storage.root, "corpus", "tokenizer", TOKENIZER_FILE),
-            "output_url": storage.join(cfg.storage.root, "train"),
+            "output_url": storage.join(cfg.storage.root, "train", f"corpus-{corpus_hash}"),
             "seq_len": cfg.pack.seq_len,
         }
     )

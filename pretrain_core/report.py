@@ -10,6 +10,7 @@ from pretrain_core import storage
 from pretrain_core.config import PipelineConfig
 from pretrain_core.evaluate.evaluator import EvalResult
 from pretrain_core.manifest import StageManifest
+from pretrain_core.pipeline import training_config
 
 
 class RunReport(BaseModel):
@@ -41,7 +42,7 @@ class RunReport(BaseModel):
 def run_report(
     cfg: PipelineConfig, manifests: dict[str, StageManifest], evaluations: list[EvalResult]
 ) -> RunReport:
-    summary_url = storage.join(cfg.storage.root, "train", "train_summary.json")
+    summary_url = storage.join(training_config(cfg).output_url, "train_summary.json")
     train = storage.read_json(summary_url) if storage.exists(summary_url) else {}
     evals = []
     for ev in evaluations:

@@ -6,19 +6,17 @@ from prefect import get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
-from pretrain_core import storage
 from pretrain_core.evaluate.evaluator import EvalResult, evaluate_checkpoint
 from pretrain_core.train.checkpoint import completed_checkpoints
 from pretrain_core.train.config import EvalConfig, TrainConfig
-from pretrain_core.train.launch import run_torchrun, torchrun_command
+from pretrain_core.train.launch import run_torchrun, torchrun_command, write_config
 
 
 @task(cache_policy=NO_CACHE, task_run_name="torchrun-{cfg.nproc_per_node}x{cfg.nnodes}")
 def launch_training(cfg: TrainConfig, timeout_s: float | None = None) -> list[str]:
     """Run training under torchrun (it resumes from the newest checkpoint); return the completed checkpoints."""
-    config_url = storage.join(cfg.output_url, "train_config.json")
-    storage.write_json(config_url, cfg.model_dump(mode="json"))
-    code = run_torchrun(torchrun_command(cfg, config_url), {"OMP_NUM_THREADS": str(cfg.num_threads)}, timeout_s)
+    env = {"OMP_NUM_THREADS": str(cfg.num_threads), "OMP_WAIT_POLICY": "PASSIVE"}
+    code = run_torchrun(torchrun_command(cfg, write_config(cfg)), env, timeout_s)
     if code != 0:
         raise RuntimeError(f"torchrun exited with code {code}; see the task log for the workers' output")
     checkpoints = [url for _, url in completed_checkpoints(cfg.output_url)]

@@ -52,3 +52,6 @@ def test_training_reads_this_runs_shards_and_tokenizer(small_config_file: Path) 
     assert train.tokens_url == f"{cfg.storage.root}/corpus/tokenize"
     assert train.tokenizer_url.endswith("corpus/tokenizer/tokenizer.model")
     assert train.seq_len == cfg.pack.seq_len
+    rebuilt = training_config(load_config(small_config_file, ["pack.seq_len=128"]))
+    assert rebuilt.output_url != train.output_url  # a new corpus trains a new run instead of resuming the old one
+    assert training_config(load_config(small_config_file, ["train.max_steps=99"])).output_url == train.output_url

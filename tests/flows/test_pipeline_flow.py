@@ -9,7 +9,8 @@ import pytest
 from flows.corpus_rebuild import corpus_rebuild
 from flows.pipeline import pretrain_pipeline
 from pretrain_core import storage
-from pretrain_core.pipeline import CORPUS_STAGES
+from pretrain_core.config import load_config
+from pretrain_core.pipeline import CORPUS_STAGES, training_config
 
 
 def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
@@ -35,7 +36,8 @@ def test_whole_dag_then_idempotent_rerun_then_one_shard_redone(small_config_file
     assert report.train["steps"] == 12
     assert report.train["final_validation_perplexity"] < report.train["initial_validation_perplexity"]
     assert [ev["step"] for ev in report.evaluations] == [6, 12]
-    assert all((root / "train" / "checkpoints" / f"step-{s:08d}" / "eval.json").exists() for s in (6, 12))
+    train_root = Path(training_config(load_config(small_config_file)).output_url)
+    assert all((train_root / "checkpoints" / f"step-{s:08d}" / "eval.json").exists() for s in (6, 12))
 
     before = _snapshot(root)
     corpus_rebuild(str(small_config_file))

@@ -1,0 +1,101 @@
+"""Training throughput of our GPT against a plain `nn.TransformerEncoder` causal LM of the same size.
+
+Both models get the same width, depth, heads, 4x MLP, tied embeddings and the same vocabulary, and are timed on
+full training steps (forward, cross-entropy, backward, AdamW) at one thread by default. The baseline is
+post-2017 stock PyTorch (pre-norm LayerNorm, learned positions, a causal mask); ours adds RoPE and RMSNorm and
+uses `F.scaled_dot_product_attention` with `is_causal`. Token ids are random: the step cost does not depend on
+the text.
+
+    python benchmarks/bench_train.py --preset tiny --seq-len 128 --batch-size 16
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse
+import time
+
+import torch
+from torch import nn
+
+from pretrain_core.train.allocator import keep_freed_memory
+from pretrain_core.train.config import MODEL_PRESETS
+from pretrain_core.train.model import GPT, ModelArgs, cross_entropy
+
+
+class EncoderLM(nn.Module):
+    """The baseline: embeddings + learned positions + nn.TransformerEncoder with a causal mask + tied head."""
+
+    mask: torch.Tensor
+
+    def __init__(self, args: ModelArgs) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(args.vocab_size, args.d_model)
+        self.positions = nn.Embedding(args.max_seq_len, args.d_model)
+        layer = nn.TransformerEncoderLayer(
+            args.d_model, args.n_head, 4 * args.d_model, dropout=0.0, activation="gelu", batch_first=True,
+            norm_first=True,
+        )  # fmt: skip
+        self.encoder = nn.TransformerEncoder(layer, args.n_layer, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(args.d_model)
+        self.head = nn.Linear(args.d_model, args.vocab_size, bias=False)
+        self.head.weight = self.embed.weight
+        self.register_buffer("mask", nn.Transformer.generate_square_subsequent_mask(args.max_seq_len))
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        t = idx.shape[1]
+        x = self.embed(idx) + self.positions(torch.arange(t, device=idx.device))
+        x = self.encoder(x, mask=self.mask[:t, :t], is_causal=True)
+        return self.head(self.norm(x))
+
+
+def parameters(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def tokens_per_second(model: nn.Module, batch: torch.Tensor, steps: int, warmup: int) -> float:
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    elapsed = 0.0
+    for step in range(warmup + steps):
+        started = time.perf_counter()
+        loss = cross_entropy(model(batch[:, :-1]), batch[:, 1:])
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        if step >= warmup:
+            elapsed += time.perf_counter() - started
+    return steps * batch.shape[0] * (batch.shape[1] - 1) / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--preset", choices=sorted(MODEL_PRESETS), default="tiny", help="Model size preset.")
+    parser.add_argument("--vocab-size", type=int, default=8000, help="Vocabulary (the demo tokenizer's is 8000).")
+    parser.add_argument("--seq-len", type=int, default=128, help="Tokens per sequence.")
+    parser.add_argument("--batch-size", type=int, default=16, help="Sequences per step.")
+    parser.add_argument("--steps", type=int, default=10, help="Timed steps per model.")
+    parser.add_argument("--warmup", type=int, default=2, help="Untimed steps first (allocator, caches).")
+    parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads.")
+    args = parser.parse_args()
+    torch.set_num_threads(args.threads)
+    keep_freed_memory()  # as the trainer does: both models get the same allocator
+    n_layer, n_head, d_model = MODEL_PRESETS[args.preset]
+    model_args = ModelArgs(args.vocab_size, n_layer, n_head, d_model, args.seq_len)
+    torch.manual_seed(0)
+    batch = torch.randint(0, args.vocab_size, (args.batch_size, args.seq_len + 1))
+    ours, baseline = GPT(model_args), EncoderLM(model_args)
+    print(f"preset {args.preset}: {n_layer} layers, {n_head} heads, d_model {d_model}, vocab {args.vocab_size}, "
+          f"seq_len {args.seq_len}, batch {args.batch_size}, {args.threads} thread(s)")  # fmt: skip
+    print(f"parameters: ours {ours.num_params() / 1e6:.2f}M, baseline {parameters(baseline) / 1e6:.2f}M")
+    ours_tps = tokens_per_second(ours, batch, args.steps, args.warmup)
+    print(f"ours (GPT, RoPE, RMSNorm, SDPA)      {ours_tps:10.0f} tokens/s")
+    base_tps = tokens_per_second(baseline, batch, args.steps, args.warmup)
+    print(f"baseline (nn.TransformerEncoder)     {base_tps:10.0f} tokens/s")
+    print(f"ratio ours / baseline                {ours_tps / base_tps:10.2f}x")
+
+
+if __name__ == "__main__":
+    main()

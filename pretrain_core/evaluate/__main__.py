@@ -1,0 +1,5 @@
+import sys
+
+from pretrain_core.evaluate.cli import main
+
+sys.exit(main())

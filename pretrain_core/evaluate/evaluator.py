@@ -1,0 +1,178 @@
+"""Held-out evaluation of a checkpoint: loss, perplexity and bits per byte per split and domain, plus samples.
+
+Perplexity depends on the tokenizer; bits per byte does not, so it compares runs with different vocabularies.
+Byte counts come from the pieces themselves (SentencePiece's word-boundary mark counts as the space it stands for).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import defaultdict
+
+import numpy as np
+import sentencepiece as spm
+import torch
+from pydantic import BaseModel
+
+from pretrain_core import storage
+from pretrain_core.train.allocator import keep_freed_memory
+from pretrain_core.train.checkpoint import MANIFEST, latest_checkpoint, load_model
+from pretrain_core.train.config import EvalConfig
+from pretrain_core.train.data import load_sequences
+from pretrain_core.train.model import GPT, cross_entropy
+from pretrain_core.train.step import autocast
+from pretrain_core.train.tokenizer import load_tokenizer
+
+SPLITS = ("validation", "test")
+
+
+class Metrics(BaseModel):
+    loss: float
+    perplexity: float
+    bits_per_byte: float | None
+    tokens: int
+    sequences: int
+
+
+class SplitResult(BaseModel):
+    overall: Metrics | None  # None when the split has no sequences
+    domains: dict[str, Metrics]
+
+
+class Sample(BaseModel):
+    prompt: str
+    mode: str  # greedy | top_k
+    completion: str
+
+
+class EvalResult(BaseModel):
+    checkpoint_url: str
+    step: int
+    tokens_url: str
+    tokenizer_url: str
+    splits: dict[str, SplitResult]
+    samples: list[Sample]
+    seconds: float
+
+
+def resolve_checkpoint(url: str) -> str:
+    """A checkpoint directory as is; a training output directory resolves to its latest complete checkpoint."""
+    if storage.exists(storage.join(url, MANIFEST)):
+        return url
+    latest = latest_checkpoint(url)
+    if latest is None:
+        raise FileNotFoundError(f"{url} is neither a complete checkpoint nor a training output with one")
+    return latest
+
+
+def token_byte_lengths(tokenizer: spm.SentencePieceProcessor) -> np.ndarray:
+    """UTF-8 bytes each token id stands for: 1 for byte-fallback pieces, 0 for control and unknown tokens."""
+    lengths = np.zeros(tokenizer.get_piece_size(), dtype=np.int64)
+    for i in range(len(lengths)):
+        if tokenizer.is_byte(i):
+            lengths[i] = 1
+        elif not (tokenizer.is_control(i) or tokenizer.is_unknown(i)):
+            lengths[i] = len(tokenizer.id_to_piece(i).replace("\u2581", " ").encode())
+    return lengths
+
+
+def balanced_rows(domains: np.ndarray, limit: int) -> np.ndarray:
+    """Up to ``limit`` row indices with an equal share for each domain (the first rows of each), so a small
+    budget still measures every domain even when shards are sorted by domain."""
+    names = sorted(set(domains.tolist()))
+    if not names:
+        return np.zeros(0, dtype=np.int64)
+    share = -(-limit // len(names))
+    return np.concatenate([np.flatnonzero(domains == name)[:share] for name in names])[:limit]
+
+
+def _metrics(nll: float, tokens: int, n_bytes: int, sequences: int) -> Metrics:
+    loss = nll / tokens
+    bpb = nll / (math.log(2) * n_bytes) if n_bytes else None
+    return Metrics(loss=loss, perplexity=math.exp(loss), bits_per_byte=bpb, tokens=tokens, sequences=sequences)
+
+
+@torch.no_grad()
+def score_split(
+    model: GPT, ids: np.ndarray, domains: np.ndarray, byte_lengths: np.ndarray, cfg: EvalConfig
+) -> SplitResult:
+    """Sum token losses per domain over at most ``batches_per_split`` batches of the split."""
+    totals: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(4))  # nll, tokens, bytes, sequences
+    device = next(model.parameters()).device
+    rows = balanced_rows(domains, cfg.batches_per_split * cfg.batch_size)
+    for start in range(0, len(rows), cfg.batch_size):
+        chosen = rows[start : start + cfg.batch_size]
+        batch = torch.from_numpy(ids[chosen].astype(np.int64))
+        with autocast(cfg.precision, device):
+            logits = model(batch[:, :-1].to(device))
+        nll = cross_entropy(logits, batch[:, 1:].to(device), reduction="none").sum(dim=1).double().cpu().numpy()
+        n_bytes = byte_lengths[batch[:, 1:].numpy()].sum(axis=1)
+        for i, domain in enumerate(domains[chosen]):
+            totals[str(domain)] += (nll[i], batch.shape[1] - 1, n_bytes[i], 1)
+    if not totals:
+        return SplitResult(overall=None, domains={})
+    overall = np.sum(list(totals.values()), axis=0)
+    return SplitResult(
+        overall=_metrics(overall[0], int(overall[1]), int(overall[2]), int(overall[3])),
+        domains={d: _metrics(t[0], int(t[1]), int(t[2]), int(t[3])) for d, t in sorted(totals.items())},
+    )
+
+
+@torch.no_grad()
+def generate_samples(model: GPT, tokenizer: spm.SentencePieceProcessor, cfg: EvalConfig) -> list[Sample]:
+    """A greedy and a top-k completion of every prompt (top-k seeded, so reruns print the same text)."""
+    device = next(model.parameters()).device
+    generator = torch.Generator(device=device).manual_seed(cfg.seed)
+    samples = []
+    for prompt in cfg.prompts:
+        ids = tokenizer.encode(prompt) or [max(tokenizer.bos_id(), 0)]
+        context = torch.tensor([ids], dtype=torch.long, device=device)
+        for mode, top_k in (("greedy", None), ("top_k", cfg.top_k)):
+            out = model.generate(
+                context, cfg.max_new_tokens, top_k=top_k, temperature=cfg.temperature, generator=generator
+            )
+            completion = tokenizer.decode(out[0, len(ids) :].tolist())
+            samples.append(Sample(prompt=prompt, mode=mode, completion=completion))
+    return samples
+
+
+def evaluate_checkpoint(
+    checkpoint_url: str,
+    tokens_url: str | None = None,
+    tokenizer_url: str | None = None,
+    cfg: EvalConfig | None = None,
+) -> EvalResult:
+    """Evaluate a checkpoint (or the latest one under a training output) and write `eval.json` beside it.
+
+    Token shards and tokenizer default to the ones the checkpoint was trained with. Runs on the GPU when there is
+    one, else on CPU with ``cfg.num_threads`` threads.
+    """
+    cfg = cfg or EvalConfig()
+    started = time.perf_counter()
+    torch.set_num_threads(cfg.num_threads)
+    keep_freed_memory()
+    url = resolve_checkpoint(checkpoint_url)
+    model, meta = load_model(url, "cuda" if torch.cuda.is_available() else "cpu")
+    tokens_url = tokens_url or meta["config"]["tokens_url"]
+    tokenizer_url = tokenizer_url or meta["tokenizer_url"]
+    tokenizer, sha256 = load_tokenizer(tokenizer_url)
+    if sha256 != meta["tokenizer_sha256"]:
+        raise ValueError(f"{tokenizer_url} is not the tokenizer {url} was trained with")
+    byte_lengths = token_byte_lengths(tokenizer)
+    seq_len = int(meta["model_args"]["max_seq_len"])
+    splits = {}
+    for split in SPLITS:
+        sequences = load_sequences(tokens_url, split, seq_len)
+        splits[split] = score_split(model, sequences.ids, sequences.domains, byte_lengths, cfg)
+    result = EvalResult(
+        checkpoint_url=url,
+        step=int(meta["step"]),
+        tokens_url=tokens_url,
+        tokenizer_url=tokenizer_url,
+        splits=splits,
+        samples=generate_samples(model, tokenizer, cfg),
+        seconds=round(time.perf_counter() - started, 3),
+    )
+    storage.write_json(storage.join(url, "eval.json"), result.model_dump(mode="json"))
+    return result

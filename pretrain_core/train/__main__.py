@@ -1,0 +1,5 @@
+import sys
+
+from pretrain_core.train.cli import main
+
+sys.exit(main())

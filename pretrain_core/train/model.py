@@ -1,0 +1,160 @@
+"""A GPT-style decoder in the spirit of nanoGPT: small enough to read in one sitting.
+
+Pre-norm blocks (RMSNorm → causal self-attention with rotary position embeddings → RMSNorm → GELU MLP), tied
+input/output embeddings, no biases, no dropout (pretraining on deduplicated data rarely needs it). Shapes in the
+comments use B = batch, T = time, C = d_model, H = heads, D = head dim, V = vocab.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+@dataclass(frozen=True)
+class ModelArgs:
+    """Everything needed to rebuild the network; stored in every checkpoint."""
+
+    vocab_size: int
+    n_layer: int
+    n_head: int
+    d_model: int
+    max_seq_len: int
+    rope_base: float = 10000.0
+    norm_eps: float = 1e-5
+
+    @property
+    def head_dim(self) -> int:
+        return self.d_model // self.n_head
+
+    def to_dict(self) -> dict[str, int | float]:
+        return asdict(self)
+
+
+def rope_tables(head_dim: int, max_seq_len: int, base: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos/sin tables (T, D/2) for rotating query/key pairs by position-dependent angles."""
+    inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
+    angles = torch.outer(torch.arange(max_seq_len, dtype=torch.float32), inv_freq)
+    return angles.cos(), angles.sin()
+
+
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    """Rotate (B, H, T, D) by the first T rows of the tables; pairs are the two halves of D (GPT-NeoX layout)."""
+    t = x.shape[-2]
+    cos, sin = cos[:t].to(x.dtype), sin[:t].to(x.dtype)  # (T, D/2)
+    x1, x2 = x.chunk(2, dim=-1)  # (B, H, T, D/2) each
+    return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, args: ModelArgs) -> None:
+        super().__init__()
+        self.n_head = args.n_head
+        self.qkv = nn.Linear(args.d_model, 3 * args.d_model, bias=False)
+        self.proj = nn.Linear(args.d_model, args.d_model, bias=False)
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).split(c, dim=2)  # (B, T, C) each
+        q, k, v = (z.view(b, t, self.n_head, c // self.n_head).transpose(1, 2) for z in (q, k, v))  # (B, H, T, D)
+        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, H, T, D)
+        return self.proj(y.transpose(1, 2).contiguous().view(b, t, c))  # (B, T, C)
+
+
+class MLP(nn.Module):
+    def __init__(self, args: ModelArgs) -> None:
+        super().__init__()
+        self.up = nn.Linear(args.d_model, 4 * args.d_model, bias=False)
+        self.down = nn.Linear(4 * args.d_model, args.d_model, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down(F.gelu(self.up(x)))  # (B, T, C) → (B, T, 4C) → (B, T, C)
+
+
+class Block(nn.Module):
+    def __init__(self, args: ModelArgs) -> None:
+        super().__init__()
+        self.attn_norm = nn.RMSNorm(args.d_model, eps=args.norm_eps)
+        self.attn = CausalSelfAttention(args)
+        self.mlp_norm = nn.RMSNorm(args.d_model, eps=args.norm_eps)
+        self.mlp = MLP(args)
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        x = x + self.attn(self.attn_norm(x), cos, sin)
+        return x + self.mlp(self.mlp_norm(x))
+
+
+class GPT(nn.Module):
+    def __init__(self, args: ModelArgs) -> None:
+        super().__init__()
+        if args.d_model % args.n_head or args.head_dim % 2:
+            raise ValueError(f"d_model {args.d_model} must split into {args.n_head} heads of even size")
+        self.args = args
+        self.embed = nn.Embedding(args.vocab_size, args.d_model)
+        self.blocks = nn.ModuleList(Block(args) for _ in range(args.n_layer))
+        self.norm = nn.RMSNorm(args.d_model, eps=args.norm_eps)
+        self.lm_head = nn.Linear(args.d_model, args.vocab_size, bias=False)
+        self.lm_head.weight = self.embed.weight  # tied: one (V, C) matrix reads and writes tokens
+        cos, sin = rope_tables(args.head_dim, args.max_seq_len, args.rope_base)
+        self.register_buffer("rope_cos", cos, persistent=False)
+        self.register_buffer("rope_sin", sin, persistent=False)
+        self.apply(self._init_weights)
+        for name, param in self.named_parameters():
+            if name.endswith(("attn.proj.weight", "mlp.down.weight")):
+                # GPT-2: scale residual writes so the residual stream's variance does not grow with depth.
+                nn.init.normal_(param, mean=0.0, std=0.02 / math.sqrt(2 * args.n_layer))
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        if isinstance(module, nn.Linear | nn.Embedding):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+
+    def num_params(self) -> int:
+        """Parameter count; the tied embedding is counted once."""
+        return sum(p.numel() for p in self.parameters())
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        """Token ids (B, T) → next-token logits (B, T, V)."""
+        if idx.shape[1] > self.args.max_seq_len:
+            raise ValueError(f"sequence of {idx.shape[1]} tokens exceeds max_seq_len {self.args.max_seq_len}")
+        x = self.embed(idx)  # (B, T, C)
+        for block in self.blocks:
+            x = block(x, self.rope_cos, self.rope_sin)
+        return self.lm_head(self.norm(x))  # (B, T, V)
+
+    @torch.no_grad()
+    def generate(
+        self,
+        idx: torch.Tensor,
+        max_new_tokens: int,
+        top_k: int | None = None,
+        temperature: float = 1.0,
+        generator: torch.Generator | None = None,
+    ) -> torch.Tensor:
+        """Extend (B, T) ids by ``max_new_tokens``: greedy when ``top_k`` is None, else top-k sampling.
+
+        No KV cache: each step re-reads the (cropped) context, which is fine for the short samples we log.
+        """
+        for _ in range(max_new_tokens):
+            context = idx[:, -self.args.max_seq_len :]
+            logits = self(context)[:, -1, :]  # (B, V)
+            if top_k is None:
+                next_id = logits.argmax(dim=-1, keepdim=True)
+            else:
+                logits = logits / temperature
+                kth = torch.topk(logits, min(top_k, logits.shape[-1])).values[:, -1:]
+                logits = logits.masked_fill(logits < kth, float("-inf"))
+                next_id = torch.multinomial(F.softmax(logits, dim=-1), 1, generator=generator)
+            idx = torch.cat((idx, next_id), dim=1)
+        return idx
+
+
+def cross_entropy(logits: torch.Tensor, targets: torch.Tensor, reduction: str = "mean") -> torch.Tensor:
+    """Next-token loss in fp32 whatever the autocast dtype: (B, T, V) logits vs (B, T) targets."""
+    loss = F.cross_entropy(logits.float().flatten(0, 1), targets.flatten(), reduction=reduction)
+    return loss.view(targets.shape) if reduction == "none" else loss

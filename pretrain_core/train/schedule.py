@@ -1,0 +1,24 @@
+"""Learning-rate schedule: linear warmup to the peak, then cosine decay to `min_lr_ratio` of it."""
+
+from __future__ import annotations
+
+import math
+from functools import partial
+
+import torch
+
+
+def lr_multiplier(step: int, warmup_steps: int, max_steps: int, min_lr_ratio: float) -> float:
+    """Factor applied to the peak lr at ``step`` (0-based: the lr used by the step-th optimizer update)."""
+    if step < warmup_steps:
+        return (step + 1) / (warmup_steps + 1)
+    decay_steps = max(1, max_steps - warmup_steps)
+    progress = min(1.0, (step - warmup_steps) / decay_steps)
+    return min_lr_ratio + (1.0 - min_lr_ratio) * 0.5 * (1.0 + math.cos(math.pi * progress))
+
+
+def build_scheduler(
+    optimizer: torch.optim.Optimizer, warmup_steps: int, max_steps: int, min_lr_ratio: float
+) -> torch.optim.lr_scheduler.LambdaLR:
+    schedule = partial(lr_multiplier, warmup_steps=warmup_steps, max_steps=max_steps, min_lr_ratio=min_lr_ratio)
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)

@@ -1,0 +1,67 @@
+"""One optimizer step (with gradient accumulation) and the periodic validation loss."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import AbstractContextManager
+
+import numpy as np
+import torch
+from torch import nn
+
+from pretrain_core.train.distributed import DistEnv, all_reduce_sum, clip_grad_norm, gradient_sync
+from pretrain_core.train.model import cross_entropy
+
+
+def autocast(precision: str, device: torch.device) -> AbstractContextManager[None]:
+    """bf16 autocast (weights and optimizer stay fp32) or a no-op for fp32."""
+    return torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
+
+
+def train_step(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    batches: Iterator[tuple[torch.Tensor, torch.Tensor]],
+    grad_accum_steps: int,
+    grad_clip: float,
+    precision: str,
+    device: torch.device,
+) -> tuple[float, float]:
+    """Accumulate gradients over micro-batches (all-reducing only on the last), clip, update; return this
+    rank's mean loss and the global gradient norm before clipping."""
+    total = 0.0
+    for micro in range(grad_accum_steps):
+        inputs, targets = (t.to(device, non_blocking=True) for t in next(batches))
+        with gradient_sync(model, enabled=micro == grad_accum_steps - 1):
+            with autocast(precision, device):
+                loss = cross_entropy(model(inputs), targets) / grad_accum_steps
+            loss.backward()
+        total += loss.item()
+    grad_norm = clip_grad_norm(model, grad_clip)
+    optimizer.step()
+    scheduler.step()
+    optimizer.zero_grad(set_to_none=True)
+    return total, grad_norm
+
+
+@torch.no_grad()
+def validation_loss(
+    model: nn.Module, sequences: np.ndarray, batch_size: int, max_batches: int, precision: str, env: DistEnv
+) -> float | None:
+    """Mean next-token loss over a fixed, evenly spaced subset of the validation sequences (so every shard and
+    domain is represented), split evenly over ranks: every rank runs the same number of forward passes, which
+    FSDP's collectives require. None when there is no validation data."""
+    n = min(len(sequences), batch_size * max_batches * env.world_size) // env.world_size * env.world_size
+    rows = np.linspace(0, len(sequences) - 1, n).round().astype(np.int64)[env.rank :: env.world_size]
+    total = count = 0.0
+    model.eval()
+    for start in range(0, len(rows), batch_size):
+        batch = torch.from_numpy(sequences[rows[start : start + batch_size]].astype(np.int64)).to(env.device)
+        with autocast(precision, env.device):
+            logits = model(batch[:, :-1])
+        total += float(cross_entropy(logits, batch[:, 1:], reduction="sum"))
+        count += batch[:, 1:].numel()
+    model.train()
+    total, count = all_reduce_sum([total, count], env)
+    return total / count if count else None

@@ -1,0 +1,195 @@
+"""The training loop, torchtitan style: build everything (resuming from the latest checkpoint), train, always
+clean up. Launched once per process, by torchrun or directly; a run killed at step k and restarted produces the
+same losses at every later step as an uninterrupted run.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import random
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import torch
+
+from pretrain_core import storage
+from pretrain_core.manifest import code_version
+from pretrain_core.train.allocator import keep_freed_memory
+from pretrain_core.train.checkpoint import latest_checkpoint, load_checkpoint, read_meta, save_checkpoint
+from pretrain_core.train.config import TrainConfig
+from pretrain_core.train.data import DataState, TrainBatches, load_sequences
+from pretrain_core.train.distributed import DistEnv, all_reduce_sum, cleanup_distributed, init_distributed, wrap_model
+from pretrain_core.train.metrics import MetricsLogger
+from pretrain_core.train.model import GPT
+from pretrain_core.train.optim import build_optimizer
+from pretrain_core.train.preemption import stop_on_sigterm
+from pretrain_core.train.schedule import build_scheduler
+from pretrain_core.train.step import train_step, validation_loss
+from pretrain_core.train.tokenizer import load_tokenizer
+
+log = logging.getLogger(__name__)
+
+CheckpointCallback = Callable[[str, int], None]
+
+
+@dataclass
+class TrainResult:
+    """What this process did: `completed` (reached max_steps) or `stopped` (SIGTERM / stop event, saved)."""
+
+    status: str
+    step: int
+    losses: dict[int, float] = field(default_factory=dict)  # global mean train loss of each step run here
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def train(
+    config: TrainConfig, on_checkpoint: Sequence[CheckpointCallback] = (), stop: threading.Event | None = None
+) -> TrainResult:
+    """Train until max_steps or until ``stop`` is set (SIGTERM sets it too), checkpointing on the way out.
+
+    ``on_checkpoint(url, step)`` runs on rank 0 after each checkpoint is complete.
+    """
+    torch.set_num_threads(config.num_threads)
+    keep_freed_memory()
+    env = init_distributed(config.backend)
+    try:
+        with stop_on_sigterm(stop or threading.Event()) as stop_event:
+            return Trainer(config, env, on_checkpoint).fit(stop_event)
+    finally:
+        cleanup_distributed()
+
+
+class Trainer:
+    def __init__(self, config: TrainConfig, env: DistEnv, on_checkpoint: Sequence[CheckpointCallback] = ()) -> None:
+        self.config, self.env, self.on_checkpoint = config, env, on_checkpoint
+        tokenizer, self.tokenizer_sha256 = load_tokenizer(config.tokenizer_url)
+        random.seed(config.seed)
+        np.random.seed(config.seed)
+        torch.manual_seed(config.seed)
+        self.model = GPT(config.model_args(tokenizer.get_piece_size())).to(env.device)
+        self.wrapped = wrap_model(self.model, config.strategy, env)
+        self.optimizer = build_optimizer(self.wrapped, config)
+        self.scheduler = build_scheduler(self.optimizer, config.warmup_steps, config.max_steps, config.min_lr_ratio)
+        self.state: dict[str, Any] = {"step": 0, "data": {}, "tokens_seen": 0, "initial_validation_loss": None}
+        self.resumed_from = latest_checkpoint(config.output_url)
+        if self.resumed_from:
+            if read_meta(self.resumed_from)["tokenizer_sha256"] != self.tokenizer_sha256:
+                raise ValueError(f"{self.resumed_from} was trained with another tokenizer than {config.tokenizer_url}")
+            self.state = load_checkpoint(self.resumed_from, self.wrapped, self.optimizer, self.scheduler)
+            log.info("resuming from %s at step %d", self.resumed_from, self.state["step"])
+        train_rows = load_sequences(config.tokens_url, "train", config.seq_len).ids
+        self.val_rows = load_sequences(config.tokens_url, "validation", config.seq_len).ids
+        data_state = DataState(**self.state["data"])
+        self.batches = TrainBatches(
+            train_rows, config.micro_batch_size, env.rank, env.world_size, config.seed, data_state
+        )
+        self.step, self.tokens_seen = int(self.state["step"]), int(self.state["tokens_seen"])
+        self.tokens_per_step = config.seq_len * config.micro_batch_size * config.grad_accum_steps * env.world_size
+        self.metrics = MetricsLogger(config.output_url, env.is_main)
+
+    def fit(self, stop: threading.Event) -> TrainResult:
+        config = self.config
+        result = TrainResult(status="completed", step=self.step)
+        saved_step = self.step if self.resumed_from else -1
+        train_seconds, val_loss = 0.0, None
+        try:
+            if self.step == 0:
+                self.state["initial_validation_loss"] = val_loss = self.validate()
+            while self.step < config.max_steps:
+                started = time.perf_counter()
+                loss, grad_norm = train_step(
+                    self.wrapped, self.optimizer, self.scheduler, self.batches, config.grad_accum_steps,
+                    config.grad_clip, config.precision, self.env.device,
+                )  # fmt: skip
+                loss_sum, stop_votes = all_reduce_sum([loss, float(stop.is_set())], self.env)
+                train_seconds += time.perf_counter() - started
+                self.step += 1
+                self.tokens_seen += self.tokens_per_step
+                result.losses[self.step] = loss_sum / self.env.world_size
+                last = self.step == config.max_steps
+                if self.step % config.log_every == 0 or last:
+                    tokens_per_s = self.tokens_per_step * len(result.losses) / train_seconds
+                    self.log_train(result.losses[self.step], grad_norm, tokens_per_s)
+                if self.step % config.eval_every == 0 or last:
+                    val_loss = self.validate()
+                if self.step % config.checkpoint_every == 0 or last:
+                    saved_step = self.checkpoint()
+                if stop_votes and not last:
+                    result.status = "stopped"
+                    break
+            if saved_step != self.step:
+                self.checkpoint()
+            if val_loss is None:
+                val_loss = self.validate()
+        finally:
+            self.metrics.close()
+        result.step = self.step
+        result.summary = self.summary(result, val_loss, train_seconds)
+        if self.env.is_main:
+            storage.write_json(storage.join(config.output_url, "train_summary.json"), result.summary)
+        log.info("rank %d/%d finished: %s at step %d", self.env.rank, self.env.world_size, result.status, self.step)
+        return result
+
+    def log_train(self, loss: float, grad_norm: float, tokens_per_s: float) -> None:
+        lr = float(self.scheduler.get_last_lr()[0])
+        values = {"loss": loss, "lr": lr, "grad_norm": grad_norm, "tokens_per_s": tokens_per_s}
+        self.metrics.scalars(self.step, {f"train/{name}": value for name, value in values.items()})
+        self.metrics.progress(self.step, self.config.max_steps, values)
+
+    def validate(self) -> float | None:
+        config = self.config
+        loss = validation_loss(
+            self.wrapped, self.val_rows, config.micro_batch_size, config.eval_batches, config.precision, self.env
+        )
+        if loss is not None:
+            self.metrics.scalars(self.step, {"val/loss": loss, "val/perplexity": math.exp(loss)})
+            self.metrics.progress(self.step, config.max_steps, {"val_loss": loss, "val_ppl": math.exp(loss)})
+        return loss
+
+    def checkpoint(self) -> int:
+        """Save (collective), upload TensorBoard logs, run the callbacks; returns the step saved."""
+        meta = {
+            "data": {"epoch": self.batches.state.epoch, "position": self.batches.state.position},
+            "tokens_seen": self.tokens_seen,
+            "initial_validation_loss": self.state["initial_validation_loss"],
+            "config": self.config.model_dump(mode="json"),
+            "model_args": self.model.args.to_dict(),
+            "tokenizer_url": self.config.tokenizer_url,
+            "tokenizer_sha256": self.tokenizer_sha256,
+            "code_version": code_version(),
+        }
+        url = save_checkpoint(
+            self.config.output_url, self.step, self.wrapped, self.optimizer, self.scheduler, meta,
+            self.config.keep_last_checkpoints,
+        )  # fmt: skip
+        self.metrics.sync()
+        if self.env.is_main:
+            log.info("checkpoint %s", url)
+            for callback in self.on_checkpoint:
+                callback(url, self.step)
+        return self.step
+
+    def summary(self, result: TrainResult, val_loss: float | None, train_seconds: float) -> dict[str, Any]:
+        """The run at a glance, written as `train_summary.json`; throughput counts this process's steps only."""
+        initial = self.state["initial_validation_loss"]
+        return {
+            "status": result.status,
+            "steps": self.step,
+            "max_steps": self.config.max_steps,
+            "tokens_seen": self.tokens_seen,
+            "tokens_per_second": self.tokens_per_step * len(result.losses) / train_seconds if train_seconds else None,
+            "train_seconds": round(train_seconds, 3),
+            "final_train_loss": result.losses.get(self.step),
+            "initial_validation_loss": initial,
+            "initial_validation_perplexity": math.exp(initial) if initial is not None else None,
+            "final_validation_loss": val_loss,
+            "final_validation_perplexity": math.exp(val_loss) if val_loss is not None else None,
+            "num_params": self.model.num_params(),
+            "world_size": self.env.world_size,
+            "checkpoint_url": latest_checkpoint(self.config.output_url),
+        }

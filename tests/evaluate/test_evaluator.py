@@ -1,0 +1,53 @@
+from __future__ import annotations
+
+import math
+
+import pytest
+import sentencepiece as spm
+
+from pretrain_core import storage
+from pretrain_core.evaluate.evaluator import evaluate_checkpoint, resolve_checkpoint, token_byte_lengths
+from pretrain_core.train.checkpoint import checkpoint_url, latest_checkpoint
+from pretrain_core.train.config import EvalConfig
+from tests.train.token_corpus import TokenData
+
+CFG = EvalConfig(batches_per_split=4, batch_size=8, max_new_tokens=12, num_threads=1)
+
+
+def test_per_domain_metrics_and_samples_of_a_trained_checkpoint(trained_output: str) -> None:
+    result = evaluate_checkpoint(trained_output, cfg=CFG)  # shards and tokenizer from the checkpoint
+    assert result.checkpoint_url == checkpoint_url(trained_output, 30) and result.step == 30
+    for split in ("validation", "test"):
+        metrics = result.splits[split]
+        assert metrics.overall is not None and metrics.overall.sequences == 32
+        assert set(metrics.domains) <= {"general", "specialist", "code"} and len(metrics.domains) >= 2
+        assert sum(d.sequences for d in metrics.domains.values()) == 32
+        for domain in [metrics.overall, *metrics.domains.values()]:
+            assert math.isfinite(domain.perplexity) and 1 < domain.perplexity < 512  # better than uniform
+            assert domain.perplexity == pytest.approx(math.exp(domain.loss))
+            assert domain.bits_per_byte is not None and 0 < domain.bits_per_byte < 8
+    assert [(s.prompt, s.mode) for s in result.samples] == [(p, m) for p in CFG.prompts for m in ("greedy", "top_k")]
+    assert all(s.completion for s in result.samples if s.mode == "top_k")  # greedy may pick EOS, decoded as ""
+    written = storage.read_json(storage.join(result.checkpoint_url, "eval.json"))
+    assert written == result.model_dump(mode="json")
+
+
+def test_scores_and_samples_are_reproducible(trained_output: str) -> None:
+    a = evaluate_checkpoint(latest_checkpoint(trained_output) or "", cfg=CFG)
+    b = evaluate_checkpoint(trained_output, cfg=CFG)
+    assert a.splits == b.splits and a.samples == b.samples
+
+
+def test_byte_lengths_add_up_to_the_text(token_data: TokenData) -> None:
+    sp = spm.SentencePieceProcessor(model_proto=storage.read_bytes(token_data.tokenizer_url))
+    lengths = token_byte_lengths(sp)
+    for text in ("Permission is hereby granted, free of charge.", "def f(x):\n    return x", "中文 text"):
+        ids = sp.encode(text)
+        # the leading word-boundary mark stands for a space the text does not have
+        assert lengths[ids].sum() in (len(text.encode()), len(text.encode()) + 1)
+    assert lengths[sp.eos_id()] == 0 and lengths[sp.unk_id()] == 0
+
+
+def test_a_directory_without_checkpoints_is_an_error(tmp_path: object) -> None:
+    with pytest.raises(FileNotFoundError, match="complete checkpoint"):
+        resolve_checkpoint(str(tmp_path))

@@ -1,0 +1,90 @@
+from __future__ import annotations
+
+import numpy as np
+import pyarrow as pa
+import pytest
+import torch
+
+from pretrain_core import schema, storage
+from pretrain_core.train.data import DataState, TrainBatches, epoch_order, load_sequences
+from tests.train.token_corpus import TokenData
+
+
+def test_load_sequences_reads_every_shard_of_a_split(token_data: TokenData) -> None:
+    train = load_sequences(token_data.tokens_url, "train", token_data.seq_len)
+    validation = load_sequences(token_data.tokens_url, "validation", token_data.seq_len)
+    assert train.ids.shape[1] == token_data.seq_len + 1 and train.ids.dtype == np.int32
+    assert len(train) > 3 * len(validation) > 0
+    assert set(train.domains) == {"general", "specialist", "code"}
+    assert train.ids.min() >= 0 and train.ids.max() < token_data.vocab_size
+    assert len(load_sequences(token_data.tokens_url, "no-such-split", token_data.seq_len)) == 0
+
+
+def test_wrong_sequence_length_is_an_error(token_data: TokenData) -> None:
+    with pytest.raises(ValueError, match="config wants 17"):
+        load_sequences(token_data.tokens_url, "train", 16)
+
+
+def test_missing_shards_are_an_error(tmp_path: object) -> None:
+    with pytest.raises(FileNotFoundError):
+        load_sequences(str(tmp_path), "train", 8)
+
+
+def test_order_depends_only_on_seed_epoch_and_count() -> None:
+    assert np.array_equal(epoch_order(1, 0, 100), epoch_order(1, 0, 100))
+    assert not np.array_equal(epoch_order(1, 0, 100), epoch_order(1, 1, 100))
+    assert not np.array_equal(epoch_order(1, 0, 100), epoch_order(2, 0, 100))
+    assert sorted(epoch_order(1, 3, 100)) == list(range(100))
+
+
+def _rows(n: int) -> np.ndarray:
+    """Row i holds the ids i, i+1, ..., so a batch tells which rows it came from."""
+    return (np.arange(n)[:, None] + np.arange(5)[None, :]).astype(np.int32)
+
+
+def test_ranks_take_disjoint_slices_of_the_same_global_batch() -> None:
+    rows = _rows(40)
+    per_rank = [TrainBatches(rows, 3, rank, 2, seed=7) for rank in range(2)]
+    single = TrainBatches(rows, 6, 0, 1, seed=7)
+    for _ in range(8):  # crosses an epoch boundary: 40 rows, 6 per micro-step
+        (a, _), (b, _) = next(per_rank[0]), next(per_rank[1])
+        whole, target = next(single)
+        assert torch.equal(torch.cat([a, b]), whole)
+        assert torch.equal(target[:, :-1], whole[:, 1:])  # targets are inputs shifted by one
+    assert per_rank[0].state == DataState(epoch=1, position=12)
+
+
+def test_an_epoch_visits_each_row_once_and_drops_the_short_tail() -> None:
+    batches = TrainBatches(_rows(20), 6, 0, 1, seed=3)
+    seen = [int(x) for _ in range(3) for x in next(batches)[0][:, 0]]
+    assert len(set(seen)) == 18
+    next(batches)
+    assert batches.state == DataState(epoch=1, position=6)
+
+
+def test_resuming_from_a_saved_state_replays_the_same_batches() -> None:
+    rows = _rows(50)
+    uninterrupted = TrainBatches(rows, 4, 1, 2, seed=11)
+    expected = [next(uninterrupted)[0] for _ in range(20)]
+    first = TrainBatches(rows, 4, 1, 2, seed=11)
+    got = [next(first)[0] for _ in range(9)]
+    resumed = TrainBatches(rows, 4, 1, 2, seed=11, state=DataState(**vars(first.state)))
+    got += [next(resumed)[0] for _ in range(11)]
+    assert all(torch.equal(a, b) for a, b in zip(expected, got, strict=True))
+
+
+def test_too_few_sequences_for_one_batch_is_an_error() -> None:
+    with pytest.raises(ValueError, match="cannot fill"):
+        TrainBatches(_rows(5), 4, 0, 2, seed=0)
+
+
+def test_shards_are_read_through_fsspec(memory_url: str) -> None:
+    url = storage.join(memory_url, "tokens")
+    table = pa.table(
+        {"input_ids": [[1, 2, 3], [4, 5, 6]], "domain": ["code", "general"], "doc_ids": [["a"], ["b"]],
+         "split": ["train", "test"]},
+        schema=schema.TOKENS,
+    )  # fmt: skip
+    storage.write_parquet(storage.join(url, "data", "00000.parquet"), table)
+    test = load_sequences(url, "test", 2)
+    assert test.ids.tolist() == [[4, 5, 6]] and test.domains.tolist() == ["general"]

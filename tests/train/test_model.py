@@ -1,0 +1,79 @@
+from __future__ import annotations
+
+import pytest
+import torch
+
+from pretrain_core.train.model import GPT, ModelArgs, apply_rope, cross_entropy, rope_tables
+
+ARGS = ModelArgs(vocab_size=97, n_layer=2, n_head=4, d_model=32, max_seq_len=16)
+
+
+@pytest.fixture
+def model() -> GPT:
+    torch.manual_seed(0)
+    return GPT(ARGS).eval()
+
+
+def test_forward_shapes_and_initial_loss_near_uniform(model: GPT) -> None:
+    idx = torch.randint(0, ARGS.vocab_size, (3, 16))
+    logits = model(idx)
+    assert logits.shape == (3, 16, ARGS.vocab_size)
+    # small init: the untrained model predicts close to uniform, loss ≈ ln(V) on unrelated targets
+    targets = torch.randint(0, ARGS.vocab_size, (3, 16))
+    assert cross_entropy(logits, targets).item() == pytest.approx(torch.log(torch.tensor(97.0)).item(), abs=0.1)
+    assert cross_entropy(logits, idx, reduction="none").shape == (3, 16)
+
+
+def test_future_tokens_never_change_past_logits(model: GPT) -> None:
+    idx = torch.randint(0, ARGS.vocab_size, (1, 12))
+    changed = idx.clone()
+    changed[0, 8:] = (changed[0, 8:] + 1) % ARGS.vocab_size
+    a, b = model(idx), model(changed)
+    assert torch.equal(a[:, :8], b[:, :8])
+    assert not torch.allclose(a[:, 8:], b[:, 8:])
+
+
+def test_embeddings_are_tied_and_counted_once(model: GPT) -> None:
+    assert model.lm_head.weight is model.embed.weight
+    per_block = 4 * 32 * 32 + 2 * 4 * 32 * 32 + 2 * 32  # qkv + proj, mlp up + down, two norms
+    assert model.num_params() == 97 * 32 + 2 * per_block + 32
+
+
+def test_residual_projections_get_depth_scaled_init(model: GPT) -> None:
+    params = dict(model.named_parameters())
+    assert params["blocks.0.attn.qkv.weight"].std().item() == pytest.approx(0.02, rel=0.1)
+    for name in ("blocks.0.attn.proj.weight", "blocks.1.mlp.down.weight"):
+        assert params[name].std().item() == pytest.approx(0.02 / 2, rel=0.1)  # 0.02 / sqrt(2 * n_layer)
+
+
+def test_rope_rotates_without_changing_norms_and_encodes_relative_position() -> None:
+    cos, sin = rope_tables(8, 16, 10000.0)
+    q = torch.randn(1, 1, 16, 8)
+    rotated = apply_rope(q, cos, sin)
+    assert torch.allclose(rotated.norm(dim=-1), q.norm(dim=-1), atol=1e-5)
+    same = torch.randn(8).expand(1, 1, 16, 8)  # one vector at every position
+    r = apply_rope(same, cos, sin)[0, 0]
+    # the dot product of positions (i, j) depends only on i - j
+    assert torch.allclose(r[3] @ r[1], r[10] @ r[8], atol=1e-4)
+
+
+def test_sequences_longer_than_the_context_are_refused(model: GPT) -> None:
+    with pytest.raises(ValueError, match="max_seq_len"):
+        model(torch.zeros(1, 17, dtype=torch.long))
+
+
+def test_greedy_generation_is_deterministic_and_topk_samples_from_the_top(model: GPT) -> None:
+    prompt = torch.tensor([[5, 6, 7]])
+    greedy = model.generate(prompt, 20)
+    assert greedy.shape == (1, 23) and torch.equal(greedy[:, :3], prompt)
+    assert torch.equal(greedy, model.generate(prompt, 20))  # context longer than max_seq_len gets cropped
+    sampled = model.generate(prompt, 5, top_k=1, generator=torch.Generator().manual_seed(0))
+    assert torch.equal(sampled, greedy[:, :8])  # top-1 sampling is greedy
+    a = model.generate(prompt, 8, top_k=10, generator=torch.Generator().manual_seed(1))
+    b = model.generate(prompt, 8, top_k=10, generator=torch.Generator().manual_seed(1))
+    assert torch.equal(a, b)
+
+
+def test_odd_head_dim_is_refused() -> None:
+    with pytest.raises(ValueError, match="even size"):
+        GPT(ModelArgs(vocab_size=10, n_layer=1, n_head=2, d_model=6, max_seq_len=4))

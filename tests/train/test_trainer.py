@@ -1,0 +1,88 @@
+from __future__ import annotations
+
+import io
+import math
+import threading
+from collections.abc import Callable
+
+import pytest
+import torch
+
+from pretrain_core import storage
+from pretrain_core.train.checkpoint import completed_checkpoints, read_meta
+from pretrain_core.train.config import TrainConfig
+from pretrain_core.train.trainer import train
+from tests.train.token_corpus import documents, train_tokenizer
+
+
+def test_interrupted_and_resumed_run_matches_an_uninterrupted_one(
+    tiny_config: Callable[..., TrainConfig], memory_url: str
+) -> None:
+    full = train(tiny_config(output_url=f"{memory_url}/full"))
+    assert full.status == "completed" and sorted(full.losses) == [1, 2, 3, 4, 5, 6]
+
+    # checkpoint_every only decides when to save; the run's math is the same as `full`'s
+    config = tiny_config(output_url=f"{memory_url}/resumed", checkpoint_every=2)
+    stop, saved = threading.Event(), []
+
+    def stop_after_first_checkpoint(url: str, step: int) -> None:
+        saved.append(step)
+        stop.set()  # as SIGTERM would: ranks agree at the end of the next step, checkpoint there, exit
+
+    first = train(config, on_checkpoint=[stop_after_first_checkpoint], stop=stop)
+    assert first.status == "stopped" and first.step == 3 and saved == [2, 3]
+    second = train(config)
+    assert second.status == "completed" and sorted(second.losses) == [4, 5, 6]
+    # bitwise: same data order, same optimizer moments, same lr, same RNG
+    assert {**first.losses, **second.losses} == full.losses
+    assert second.summary["final_validation_loss"] == full.summary["final_validation_loss"]
+    assert second.summary["initial_validation_loss"] == full.summary["initial_validation_loss"]
+
+
+def test_summary_checkpoints_and_tensorboard_land_under_the_output(
+    tiny_config: Callable[..., TrainConfig], memory_url: str
+) -> None:
+    output = f"{memory_url}/outputs"
+    result = train(tiny_config(output_url=output, max_steps=8, keep_last_checkpoints=2))
+    summary = storage.read_json(storage.join(output, "train_summary.json"))
+    assert summary == result.summary
+    assert summary["steps"] == 8 and summary["tokens_seen"] == 8 * 32 * 4 * 2
+    assert summary["final_validation_perplexity"] < summary["initial_validation_perplexity"]
+    assert summary["initial_validation_perplexity"] == pytest.approx(math.exp(summary["initial_validation_loss"]))
+    assert summary["tokens_per_second"] > 0
+    assert [step for step, _ in completed_checkpoints(output)] == [6, 8]  # every 3 steps + the end, last 2 kept
+    meta = read_meta(summary["checkpoint_url"])
+    assert meta["data"]["position"] == 8 * 2 * 4 and meta["model_args"]["vocab_size"] == 512
+    assert TrainConfig.model_validate(meta["config"]) == tiny_config(output_url=output, max_steps=8)
+    # TensorBoard logged to a temp dir and uploaded, since memory:// is not a local path
+    assert storage.list_files(storage.join(output, "tensorboard"), suffix="")[0].split("/")[-1].startswith("events.")
+
+
+def test_rerunning_a_finished_run_does_no_more_steps(tiny_config: Callable[..., TrainConfig], memory_url: str) -> None:
+    config = tiny_config(output_url=f"{memory_url}/done", max_steps=3)
+    train(config)
+    again = train(config)
+    assert again.status == "completed" and again.losses == {} and again.step == 3
+    assert [step for step, _ in completed_checkpoints(config.output_url)] == [3]
+
+
+def test_resuming_with_another_tokenizer_is_refused(tiny_config: Callable[..., TrainConfig], memory_url: str) -> None:
+    config = tiny_config(output_url=f"{memory_url}/tokenizer", max_steps=3)
+    train(config)
+    copy = f"{memory_url}/tokenizer-copy/tokenizer.model"
+    storage.write_bytes(copy, storage.read_bytes(config.tokenizer_url))
+    assert train(config.model_copy(update={"tokenizer_url": copy})).step == 3  # same bytes elsewhere: fine
+    other = f"{memory_url}/tokenizer-other/tokenizer.model"
+    storage.write_bytes(other, train_tokenizer([text for _, _, text in documents()[:10]], vocab_size=600))
+    with pytest.raises(ValueError, match="another tokenizer"):
+        train(config.model_copy(update={"tokenizer_url": other, "max_steps": 4}))
+
+
+def test_bf16_autocast_trains_with_fp32_weights(tiny_config: Callable[..., TrainConfig], memory_url: str) -> None:
+    result = train(tiny_config(output_url=f"{memory_url}/bf16", precision="bf16", max_steps=6))
+    assert all(math.isfinite(loss) for loss in result.losses.values())
+    assert result.summary["final_validation_loss"] < result.summary["initial_validation_loss"]
+    state = torch.load(
+        io.BytesIO(storage.read_bytes(storage.join(result.summary["checkpoint_url"], "model.pt"))), weights_only=True
+    )
+    assert state["embed.weight"].dtype == torch.float32
