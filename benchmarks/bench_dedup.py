@@ -6,10 +6,9 @@ document ``MinHash(num_perm)``, ``update`` per shingle with the default SHA-1, t
 same normalisation and the same word 5-gram shingles. Also times our whole ``fit_dedup`` (exact keys,
 verification, clustering, artifact) for reference.
 
-Documents come from the demo corpus when it exists (Parquet/JSONL(.gz/.zst) text fields, text and code files
-under data/demo), else from real text on this machine (licences, man pages, vim tutors in 40 languages,
-standard-library modules), cut into pieces of about --chunk-chars characters; one document in ten gets a
-reworded copy so the index has duplicates to find. Everything runs on one core.
+Documents come from the demo corpus as ingest hands it on (else from real text on this machine, see corpus.py);
+prose is cut into pieces of about --chunk-chars characters, code files stay whole, and one document in ten gets
+a reworded copy so the index has duplicates to find. One core; times are CPU seconds of this process.
 
     python benchmarks/bench_dedup.py --max-docs 2000
 """
@@ -21,85 +20,23 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
-import gzip
-import json
 import random
-import sysconfig
 import tempfile
-import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import pyarrow as pa
-import pyarrow.parquet as pq
-import zstandard
+from corpus import Document, load_documents, megabytes, pages, spread, stage_table
 from datasketch import MinHash, MinHashLSH
+from timing import Rate, cpu_time, print_rates
 
-from pretrain_core import schema as contract
-from pretrain_core import storage
+from pretrain_core import schema, storage
 from pretrain_core.dedup.candidates import candidate_pairs
 from pretrain_core.dedup.config import DedupConfig
 from pretrain_core.dedup.minhash import lsh_buckets, minhash_signatures
 from pretrain_core.dedup.normalize import normalize_text
 from pretrain_core.dedup.shingles import shingle_sets
 from pretrain_core.dedup.stage import fit_dedup
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEMO = REPO_ROOT / "data" / "demo"
-STDLIB = Path(sysconfig.get_paths()["stdlib"])
-TEXT_SUFFIXES = {".txt", ".md", ".py", ".c", ".h", ".js", ".sh", ".pl", ".pm", ".go", ".rs", ".java"}
-
-
-def demo_texts() -> Iterator[str]:
-    for path in sorted(DEMO.rglob("*")):
-        name = path.name
-        if not path.is_file():
-            continue
-        if name.endswith(".parquet"):
-            table = pq.read_table(path)
-            if "text" in table.column_names:
-                yield from (t for t in table.column("text").to_pylist() if isinstance(t, str))
-        elif name.endswith((".jsonl", ".jsonl.gz", ".jsonl.zst")):
-            opener: Callable[..., Any] = open
-            if name.endswith(".gz"):
-                opener = gzip.open
-            elif name.endswith(".zst"):
-                opener = zstandard.open
-            with opener(path, "rt", encoding="utf-8") as lines:
-                for line in lines:
-                    text = json.loads(line).get("text")
-                    if isinstance(text, str):
-                        yield text
-        elif path.suffix in TEXT_SUFFIXES:
-            yield path.read_text(encoding="utf-8", errors="replace")
-
-
-def local_texts() -> Iterator[str]:
-    for path in sorted(Path("/usr/share/common-licenses").glob("*")):
-        yield path.read_text(encoding="utf-8")
-    for path in sorted(Path("/usr/share/vim/vim90/tutor").glob("tutor.*utf-8")):
-        yield path.read_text(encoding="utf-8")
-    for path in sorted(Path("/usr/share/man/man1").glob("*.1.gz"))[:400]:
-        with gzip.open(path, "rt", encoding="utf-8", errors="replace") as handle:
-            yield handle.read()
-    for path in sorted(STDLIB.glob("*.py")):
-        yield path.read_text(encoding="utf-8", errors="replace")
-
-
-def chunks(text: str, size: int) -> Iterator[str]:
-    """Paragraph-aligned pieces of about ``size`` characters."""
-    piece: list[str] = []
-    length = 0
-    for paragraph in text.split("\n\n"):
-        piece.append(paragraph)
-        length += len(paragraph) + 2
-        if length >= size:
-            yield "\n\n".join(piece)
-            piece, length = [], 0
-    if piece:
-        yield "\n\n".join(piece)
 
 
 def reworded(text: str, rng: random.Random) -> str:
@@ -111,13 +48,10 @@ def reworded(text: str, rng: random.Random) -> str:
     return " ".join(words)
 
 
-def corpus(chunk_chars: int, max_docs: int) -> list[str]:
-    source = demo_texts() if DEMO.is_dir() and any(DEMO.iterdir()) else local_texts()
-    texts = [piece for text in source for piece in chunks(text, chunk_chars) if piece.strip()]
-    step = max(1, len(texts) // max_docs) if max_docs else 1
-    texts = texts[::step][: max_docs or None]
+def with_near_duplicates(docs: list[Document]) -> list[Document]:
+    """The documents plus a reworded copy of every tenth one."""
     rng = random.Random(0)
-    return texts + [reworded(t, rng) for t in texts[::10]]
+    return docs + [doc._replace(text=reworded(doc.text, rng)) for doc in docs[::10]]
 
 
 def ours(texts: list[str], cfg: DedupConfig) -> tuple[int, tuple[int, int]]:
@@ -140,64 +74,43 @@ def baseline(texts: list[str], cfg: DedupConfig, params: tuple[int, int]) -> Non
         lsh.insert(key, minhash)
 
 
-def full_fit(texts: list[str], cfg: DedupConfig, workdir: Path) -> dict[str, Any]:
-    rows = [
-        {
-            "id": f"doc-{i:06d}",
-            "text": t,
-            "source": "bench",
-            "domain": "general",
-            "location": f"bench:{i}",
-            "code_language": None,
-            "lang": "und",
-            "lang_score": 0.0,
-        }
-        for i, t in enumerate(texts)
-    ]
+def full_fit(docs: list[Document], cfg: DedupConfig, workdir: Path) -> dict[str, Any]:
+    """Our whole fit over one shard of the documents; its summary artifact."""
     url = str(workdir / "clean" / "part-00000.parquet")
-    storage.write_parquet(url, pa.Table.from_pylist(rows, schema=contract.CLEAN))
+    storage.write_parquet(url, stage_table(docs, schema.CLEAN))
     artifacts = fit_dedup([url], cfg, str(workdir / "artifacts"))
     summary: dict[str, Any] = storage.read_json(artifacts["summary"])
     return summary
 
 
-def timed(run: Callable[[], object], repeat: int) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        started = time.perf_counter()
-        run()
-        best = min(best, time.perf_counter() - started)
-    return best
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--max-docs", type=int, default=1000, help="documents before reworded copies (0 = all)")
-    parser.add_argument("--chunk-chars", type=int, default=3000, help="document size in characters")
+    parser.add_argument("--chunk-chars", type=int, default=3000, help="prose document size (0 = whole documents)")
+    parser.add_argument("--local", action="store_true", help="use this machine's text even if the demo corpus exists")
     parser.add_argument("--num-perm", type=int, default=128, help="MinHash permutations")
     parser.add_argument("--repeat", type=int, default=1, help="runs per implementation; the best is reported")
     args = parser.parse_args()
 
     cfg = DedupConfig(num_perm=args.num_perm)
-    texts = corpus(args.chunk_chars, args.max_docs)
-    megabytes = sum(len(t.encode("utf-8")) for t in texts) / 1e6
-    print(f"{len(texts)} documents, {megabytes:.2f} MB, num_perm={cfg.num_perm}, word {cfg.word_ngram}-grams, one core")
+    found, origin = load_documents(args.local)
+    docs = with_near_duplicates(spread(pages(found, args.chunk_chars), args.max_docs))
+    texts = [doc.text for doc in docs]
+    size = megabytes(texts)
+    print(f"documents: {origin}; {len(texts)} timed, num_perm={cfg.num_perm}, word {cfg.word_ngram}-grams, one core")
 
     _, params = ours(texts[:10], cfg)  # the same bands and rows for both; their optimisation is not timed
-    ours_seconds = timed(lambda: ours(texts, cfg), args.repeat)
-    pairs, _ = ours(texts, cfg)
-    base_seconds = timed(lambda: baseline(texts, cfg, params), args.repeat)
+    ours_seconds, (pairs, _) = cpu_time(lambda: ours(texts, cfg), args.repeat)
+    base_seconds, _ = cpu_time(lambda: baseline(texts, cfg, params), args.repeat)
     with tempfile.TemporaryDirectory() as workdir:
-        started = time.perf_counter()
-        summary = full_fit(texts, cfg, Path(workdir))
-        fit_seconds = time.perf_counter() - started
-    for name, seconds in (
-        ("ours: numpy signatures + MinHashLSH", ours_seconds),
-        ("datasketch: MinHash.update(sha1) loop + insert", base_seconds),
-        ("ours: whole fit_dedup", fit_seconds),
-    ):
-        print(f"{name:48s} {len(texts) / seconds:9.1f} docs/s {megabytes / seconds:8.3f} MB/s")
-    print(f"speed-up (signatures + LSH, bands x rows = {params[0]} x {params[1]}): {base_seconds / ours_seconds:.1f}x")
+        fit_seconds, summary = cpu_time(lambda: full_fit(docs, cfg, Path(workdir)))
+    naive = Rate("datasketch: MinHash.update(sha1) loop + insert", base_seconds, len(texts), size)
+    rates = [
+        Rate("ours: numpy signatures + MinHashLSH", ours_seconds, len(texts), size),
+        naive,
+        Rate("ours: whole fit_dedup", fit_seconds, len(texts), size),
+    ]
+    print_rates(f"MinHash + LSH, bands x rows = {params[0]} x {params[1]}", rates, naive)
     print(
         f"LSH candidate pairs: {pairs}; fit found {summary['exact_duplicates']} exact and "
         f"{summary['near_duplicates']} near duplicates ({summary['verified_pairs']} pairs verified)"

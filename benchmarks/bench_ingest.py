@@ -23,13 +23,14 @@ import json
 import pydoc
 import pydoc_data.topics
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 import pyarrow as pa
 import trafilatura
+from corpus import DEMO
+from timing import Rate, cpu_time, print_rates
 from warcio.archiveiterator import ArchiveIterator
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
@@ -37,7 +38,6 @@ from warcio.warcwriter import WARCWriter
 from pretrain_core.ingest.config import IngestConfig, SourceConfig
 from pretrain_core.ingest.stage import ingest_files
 
-DEMO = Path(__file__).resolve().parent.parent / "data" / "demo"
 MODULES = ("json", "textwrap", "string", "argparse", "csv", "difflib", "heapq", "shlex", "fractions", "calendar")
 
 
@@ -93,27 +93,10 @@ def warc_input(workdir: Path, pages: int, demo_dir: Path | None) -> Path:
     return path
 
 
-def timed(run: Callable[[], tuple[int, int]], repeat: int) -> tuple[float, int, int]:
-    """Best CPU time of this process over `repeat` runs, with the (documents, bytes) the run reports."""
-    best, result = float("inf"), (0, 0)
-    for _ in range(repeat):
-        started = time.process_time()
-        result = run()
-        best = min(best, time.process_time() - started)
-    return best, *result
-
-
-Measurement = tuple[float, int, int]  # CPU seconds, documents, bytes
-
-
-def report(title: str, rows: dict[str, Measurement], baseline: str) -> None:
-    """A table of the measurements, each row's docs/s also given as a ratio to the baseline row."""
-    print(f"\n{title}")
-    print(f"  {'implementation':<36} {'docs':>7} {'cpu s':>7} {'docs/s':>8} {'MB/s':>7} {'vs base':>8}")
-    base_rate = rows[baseline][1] / rows[baseline][0]
-    for name, (seconds, docs, size) in rows.items():
-        rate, mb_rate = docs / seconds, size / seconds / 1e6
-        print(f"  {name:<36} {docs:>7} {seconds:>7.3f} {rate:>8.0f} {mb_rate:>7.2f} {rate / base_rate:>7.2f}x")
+def measure(name: str, run: Callable[[], tuple[int, int]], repeat: int) -> Rate:
+    """Best CPU time of `run` over `repeat` runs, with the (documents, bytes) it reports."""
+    seconds, (docs, size) = cpu_time(run, repeat)
+    return Rate(name, seconds, docs, size / 1e6)
 
 
 def bench_jsonl(path: Path, repeat: int) -> None:
@@ -128,9 +111,9 @@ def bench_jsonl(path: Path, repeat: int) -> None:
         frame = pd.read_json(path, lines=True, compression="gzip")
         return len(frame), raw_bytes
 
-    baseline = "pandas.read_json(lines=True)"
-    rows = {"ours (ingest_files)": timed(ours, repeat), baseline: timed(pandas_baseline, repeat)}
-    report(f"JSONL.gz reading: {path} ({raw_bytes / 1e6:.1f} MB uncompressed)", rows, baseline)
+    baseline = measure("pandas.read_json(lines=True)", pandas_baseline, repeat)
+    rates = [measure("ours: ingest_files", ours, repeat), baseline]
+    print_rates(f"JSONL.gz reading: {path.name} ({raw_bytes / 1e6:.1f} MB uncompressed)", rates, baseline)
 
 
 def bench_warc(path: Path, repeat: int) -> None:
@@ -153,13 +136,13 @@ def bench_warc(path: Path, repeat: int) -> None:
                     docs += bool(trafilatura.extract(record.content_stream().read(), include_comments=False))
         return docs, size
 
-    baseline = "warcio + trafilatura.extract loop"
-    rows = {
-        "ours (ingest_files)": timed(ours(IngestConfig()), repeat),
-        "ours, html_fast=true": timed(ours(IngestConfig(html_fast=True)), repeat),
-        baseline: timed(bare, repeat),
-    }
-    report(f"WARC HTML extraction: {path} ({size / 1e6:.1f} MB of HTML)", rows, baseline)
+    baseline = measure("warcio + trafilatura.extract loop", bare, repeat)
+    rates = [
+        measure("ours: ingest_files", ours(IngestConfig()), repeat),
+        measure("ours: ingest_files, html_fast=true", ours(IngestConfig(html_fast=True)), repeat),
+        baseline,
+    ]
+    print_rates(f"WARC HTML extraction: {path.name} ({size / 1e6:.1f} MB of HTML)", rates, baseline)
 
 
 def main(argv: list[str] | None = None) -> None:

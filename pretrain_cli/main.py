@@ -113,8 +113,12 @@ def _run_stage(args: argparse.Namespace) -> None:
 
     cfg = _load(args)
     with tqdm(desc=args.name, unit="shard") as bar:
-        manifest = run_standalone(cfg, args.name, args.input, args.output, args.domain, args.text_field)
-        bar.update(len(manifest.shards))
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        manifest = run_standalone(cfg, args.name, args.input, args.output, args.domain, args.text_field, progress)
     _print_manifests({args.name: manifest})
     print(f"manifest: {args.output.rstrip('/')}/manifest.json")
 

@@ -7,6 +7,7 @@ columns that earlier stages would have filled (`lang` = "und", each document its
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
@@ -102,12 +103,13 @@ def run_standalone(
     output: str,
     domain: str = "general",
     text_field: str = "text",
+    progress: Callable[[int, int], None] | None = None,
 ) -> StageManifest:
     """Run `stage` on `input_urls`, writing its data, quarantine, artifacts and manifest under `output`."""
     if stage == "ingest":
         sources = [_source_for(u, i, domain, text_field) for i, u in enumerate(input_urls)]
         pipeline = CorpusPipeline(cfg.model_copy(update={"sources": sources}), roots={"ingest": output})
-        return pipeline.run_stage("ingest")
+        return pipeline.run_stage("ingest", progress)
     if stage not in STAGE_INPUT:
         raise ValueError(f"unknown stage {stage!r}; choose from ingest, {', '.join(STAGE_INPUT)}")
     prepared = prepare_inputs(cfg, stage, input_urls, output, domain, text_field)
@@ -116,4 +118,4 @@ def run_standalone(
         roots={stage: output, "tokenizer": storage.join(output, "tokenizer")},
         inputs={stage: prepared, "tokenizer": prepared},
     )
-    return pipeline.run_stage(stage)
+    return pipeline.run_stage(stage, progress)
