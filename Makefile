@@ -4,6 +4,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 export PREFECT_SERVER_ANALYTICS_ENABLED := false
 export OMP_WAIT_POLICY := PASSIVE
+# The demo's ephemeral Prefect API keeps its database here, apart from any other Prefect install's.
+DEMO_PREFECT_HOME := $(CURDIR)/.prefect
 
 .PHONY: setup demo test test-all lint bench clean
 
@@ -16,7 +18,7 @@ $(BIN)/pretrain: pyproject.toml constraints.txt
 setup: $(BIN)/pretrain
 
 demo: setup
-	$(BIN)/pretrain run
+	PREFECT_HOME=$${PREFECT_HOME:-$(DEMO_PREFECT_HOME)} $(BIN)/pretrain run
 
 test: setup
 	$(BIN)/pytest -m "not slow" -q
