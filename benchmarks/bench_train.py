@@ -4,7 +4,11 @@ Both models get the same width, depth, heads, 4x MLP, tied embeddings and the sa
 full training steps (forward, cross-entropy, backward, AdamW) at one thread by default. The baseline is
 post-2017 stock PyTorch (pre-norm LayerNorm, learned positions, a causal mask); ours adds RoPE and RMSNorm and
 uses `F.scaled_dot_product_attention` with `is_causal`. Token ids are random: the step cost does not depend on
-the text.
+the text. Times are CPU seconds of this process, so rates are per core whatever --threads is.
+
+Tokens/s become docs/s and MB/s of text at the demo corpus's average tokens per document and UTF-8 bytes per
+token, measured (not timed) with a --vocab-size tokenizer trained on the corpus as ingest hands it on (else on
+real text on this machine, see corpus.py).
 
     python benchmarks/bench_train.py --preset tiny --seq-len 128 --batch-size 16
 """
@@ -16,11 +20,18 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
+import tempfile
 import time
 
 import torch
+from corpus import load_documents, megabytes, stage_table
+from timing import Rate, print_rates
 from torch import nn
 
+from pretrain_core import schema, storage
+from pretrain_core.tokenize.config import TokenizerConfig
+from pretrain_core.tokenize.encode import load_tokenizer
+from pretrain_core.tokenize.train import fit_tokenizer
 from pretrain_core.train.allocator import keep_freed_memory
 from pretrain_core.train.config import MODEL_PRESETS
 from pretrain_core.train.model import GPT, ModelArgs, cross_entropy
@@ -56,28 +67,42 @@ def parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-def tokens_per_second(model: nn.Module, batch: torch.Tensor, steps: int, warmup: int) -> float:
+def text_per_token(vocab_size: int, local: bool) -> tuple[float, float, str]:
+    """(tokens per document, UTF-8 bytes per token) of the corpus under a tokenizer trained on it; its origin."""
+    docs, origin = load_documents(local)
+    texts = [doc.text for doc in docs]
+    with tempfile.TemporaryDirectory() as workdir:
+        shard = f"{workdir}/part-00000.parquet"
+        storage.write_parquet(shard, stage_table(docs, schema.QUALITY))
+        artifacts = fit_tokenizer([shard], TokenizerConfig(vocab_size=vocab_size), f"{workdir}/tokenizer")
+        tokens = sum(map(len, load_tokenizer(artifacts["tokenizer"]).encode(texts)))
+    return tokens / len(texts), megabytes(texts) * 1e6 / tokens, origin
+
+
+def training_seconds(model: nn.Module, batch: torch.Tensor, steps: int, warmup: int) -> float:
+    """CPU seconds of ``steps`` full training steps after ``warmup`` untimed ones."""
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)
     elapsed = 0.0
     for step in range(warmup + steps):
-        started = time.perf_counter()
+        started = time.process_time()
         loss = cross_entropy(model(batch[:, :-1]), batch[:, 1:])
         loss.backward()
         optimizer.step()
         optimizer.zero_grad(set_to_none=True)
         if step >= warmup:
-            elapsed += time.perf_counter() - started
-    return steps * batch.shape[0] * (batch.shape[1] - 1) / elapsed
+            elapsed += time.process_time() - started
+    return elapsed
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--preset", choices=sorted(MODEL_PRESETS), default="tiny", help="Model size preset.")
     parser.add_argument("--vocab-size", type=int, default=8000, help="Vocabulary (the demo tokenizer's is 8000).")
     parser.add_argument("--seq-len", type=int, default=128, help="Tokens per sequence.")
     parser.add_argument("--batch-size", type=int, default=16, help="Sequences per step.")
     parser.add_argument("--steps", type=int, default=10, help="Timed steps per model.")
     parser.add_argument("--warmup", type=int, default=2, help="Untimed steps first (allocator, caches).")
+    parser.add_argument("--local", action="store_true", help="Measure text per token on this machine's text.")
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads.")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -90,11 +115,15 @@ def main() -> None:
     print(f"preset {args.preset}: {n_layer} layers, {n_head} heads, d_model {d_model}, vocab {args.vocab_size}, "
           f"seq_len {args.seq_len}, batch {args.batch_size}, {args.threads} thread(s)")  # fmt: skip
     print(f"parameters: ours {ours.num_params() / 1e6:.2f}M, baseline {parameters(baseline) / 1e6:.2f}M")
-    ours_tps = tokens_per_second(ours, batch, args.steps, args.warmup)
-    print(f"ours (GPT, RoPE, RMSNorm, SDPA)      {ours_tps:10.0f} tokens/s")
-    base_tps = tokens_per_second(baseline, batch, args.steps, args.warmup)
-    print(f"baseline (nn.TransformerEncoder)     {base_tps:10.0f} tokens/s")
-    print(f"ratio ours / baseline                {ours_tps / base_tps:10.2f}x")
+    tokens = args.steps * args.batch_size * args.seq_len
+    per_doc, per_token, origin = text_per_token(args.vocab_size, args.local)
+    print(f"text: {origin}; {per_doc:.0f} tokens per document, {per_token:.2f} bytes per token")
+    rates = [
+        Rate(name, training_seconds(model, batch, args.steps, args.warmup), tokens / per_doc, tokens * per_token / 1e6)
+        for name, model in (("ours: GPT, RoPE, RMSNorm, SDPA", ours), ("baseline: nn.TransformerEncoder", baseline))
+    ]
+    print_rates(f"{args.steps} training steps, {tokens} tokens per model", rates, rates[1])
+    print(f"  tokens/s: ours {tokens / rates[0].seconds:.0f}, baseline {tokens / rates[1].seconds:.0f}")
 
 
 if __name__ == "__main__":

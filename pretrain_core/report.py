@@ -39,9 +39,7 @@ class RunReport(BaseModel):
         return "\n".join(lines)
 
 
-def run_report(
-    cfg: PipelineConfig, manifests: dict[str, StageManifest], evaluations: list[EvalResult]
-) -> RunReport:
+def run_report(cfg: PipelineConfig, manifests: dict[str, StageManifest], evaluations: list[EvalResult]) -> RunReport:
     summary_url = storage.join(training_config(cfg).output_url, "train_summary.json")
     train = storage.read_json(summary_url) if storage.exists(summary_url) else {}
     evals = []
