@@ -52,7 +52,8 @@ class StageManifest(BaseModel):
     bytes_out: int
     seconds: float
     shards: list[ShardRecord]
-    artifacts: dict[str, str] = Field(default_factory=dict)
+    artifacts: dict[str, str] = Field(default_factory=dict)  # name -> URL of what the stage fitted
+    facts: dict[str, str] = Field(default_factory=dict)  # identities of fitted state, e.g. tokenizer_sha256
 
 
 def config_hash(stage: str, config: Any, upstream: str = "") -> str:
@@ -96,6 +97,7 @@ def aggregate(
     records: list[ShardRecord],
     seconds: float,
     artifacts: dict[str, str] | None = None,
+    facts: dict[str, str] | None = None,
 ) -> StageManifest:
     dropped: Counter[str] = Counter()
     stats: dict[str, float] = {}
@@ -119,6 +121,7 @@ def aggregate(
         seconds=round(seconds, 3),
         shards=sorted(records, key=lambda r: r.key),
         artifacts=artifacts or {},
+        facts=facts or {},
     )
 
 

@@ -33,7 +33,7 @@ from pretrain_core.stage import (
 )
 from pretrain_core.tokenize.splits import fit_splits
 from pretrain_core.tokenize.stage import TokenizeStage
-from pretrain_core.tokenize.train import TOKENIZER_FILE, fit_tokenizer
+from pretrain_core.tokenize.train import TOKENIZER_FILE, fit_tokenizer, tokenizer_sha256
 from pretrain_core.train.config import TrainConfig
 
 CORPUS_STAGES = ("ingest", "clean", "dedup", "pii", "quality", "mixture", "tokenize")
@@ -197,6 +197,7 @@ class CorpusPipeline:
             records,
             time.time() - plan.started_at,
             artifacts,
+            {"tokenizer_sha256": tokenizer_sha256(artifacts)} if "tokenizer_card" in artifacts else None,
         )
 
     def run_stage(self, name: str, progress: Callable[[int, int], None] | None = None) -> StageManifest:

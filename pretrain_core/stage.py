@@ -162,6 +162,7 @@ def finalize_stage(
     records: list[ShardRecord],
     seconds: float,
     artifacts: dict[str, str] | None = None,
+    facts: dict[str, str] | None = None,
 ) -> StageManifest:
     """Remove outputs of shards that no longer exist upstream, then write the manifest last."""
     live = {r.key for r in records}
@@ -169,7 +170,7 @@ def finalize_stage(
         for url in storage.list_files(storage.join(output_root, sub)):
             if shard_key(url) not in live:
                 storage.remove(url)
-    manifest = aggregate(stage, config_hash, config, records, seconds, artifacts)
+    manifest = aggregate(stage, config_hash, config, records, seconds, artifacts, facts)
     write_manifest(manifest_url(output_root), manifest)
     return manifest
 

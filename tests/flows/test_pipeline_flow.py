@@ -33,6 +33,9 @@ def test_whole_dag_then_idempotent_rerun_then_one_shard_redone(small_config_file
         assert manifest["docs_in"] > 0 and manifest["docs_out"] > 0, name
         assert len(manifest["config_hash"]) == 16 and manifest["code_version"]
     assert report.stages["ingest"]["dropped"].get("vendored", 0) >= 1  # the code tree's vendored files
+    tokens = storage.read_json(str(root / "corpus" / "tokenize" / "manifest.json"))
+    assert len(tokens["facts"]["tokenizer_sha256"]) == 64
+    assert tokens["stats"]["tokens_code_train"] > 0 and tokens["stats"]["tokens_general_validation"] > 0
     assert report.train["steps"] == 12
     assert report.train["final_validation_perplexity"] < report.train["initial_validation_perplexity"]
     assert [ev["step"] for ev in report.evaluations] == [6, 12]
