@@ -20,6 +20,10 @@ from pretrain_core import storage
 from pretrain_core.manifest import ShardRecord, StageManifest, aggregate, read_manifest, write_manifest
 
 
+class LostDocumentsError(RuntimeError):
+    """A stage returned fewer documents (kept + dropped) than it was given: a silent loss, refused."""
+
+
 @dataclass(frozen=True)
 class ShardOutput:
     """What a stage made of one shard: kept documents, dropped ones (with `drop_reason`), and stage stats."""
@@ -96,7 +100,7 @@ def commit_shard(
     kept = contract.validate(output.kept, schema, f"{job.stage}/{job.key}")
     dropped = contract.validate(output.dropped, contract.dropped_schema(schema), f"{job.stage}/{job.key} dropped")
     if docs_in != kept.num_rows + dropped.num_rows and job.stage not in _EXPANDING_STAGES:
-        raise AssertionError(
+        raise LostDocumentsError(
             f"{job.stage}/{job.key}: {docs_in} documents in but {kept.num_rows} kept + {dropped.num_rows} dropped"
         )
     storage.write_parquet(job.data_url, kept)

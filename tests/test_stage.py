@@ -7,6 +7,7 @@ import pytest
 
 from pretrain_core import schema, storage
 from pretrain_core.stage import (
+    LostDocumentsError,
     ShardOutput,
     finalize_stage,
     finished_record,
@@ -131,5 +132,5 @@ def test_losing_documents_silently_is_refused(tmp_path: Path, real_texts: list[s
 
     inputs = _ingested_shards(tmp_path, real_texts, shards=1)
     job = plan_shards("clean", inputs, str(tmp_path / "clean"), "h1")[0]
-    with pytest.raises(AssertionError, match="kept"):
+    with pytest.raises(LostDocumentsError, match="kept"):
         run_shard(job, Lossy(10))

@@ -15,6 +15,7 @@ import pytest
 
 from pretrain_core import storage
 from pretrain_core.schema import QUALITY
+from pretrain_core.standalone import conform
 from pretrain_core.tokenize.config import TokenizerConfig
 from pretrain_core.tokenize.train import fit_tokenizer
 
@@ -55,24 +56,18 @@ def documents() -> list[dict[str, str]]:
 
 
 def _quality_table(docs: list[dict[str, str]]) -> pa.Table:
-    n = len(docs)
-    columns = {
-        "id": [d["id"] for d in docs],
-        "text": [d["text"] for d in docs],
-        "source": ["system-files"] * n,
-        "domain": [d["domain"] for d in docs],
-        "location": [d["location"] for d in docs],
-        "code_language": ["python" if d["domain"] == "code" else None for d in docs],
-        "lang": ["en"] * n,
-        "lang_score": [1.0] * n,
-        "dup_cluster": [d["id"] for d in docs],
-        "dup_cluster_size": [1] * n,
-        "pii_count": [0] * n,
-        "pii_types": [[] for _ in docs],
-        "perplexity": [100.0] * n,
-        "quality_bucket": ["head"] * n,
-    }
-    return pa.table(columns, schema=QUALITY)
+    """The documents as the quality stage hands them on (upstream columns neutral, as for a standalone run)."""
+    ingested = pa.table(
+        {
+            "id": [d["id"] for d in docs],
+            "text": [d["text"] for d in docs],
+            "source": ["system-files"] * len(docs),
+            "domain": [d["domain"] for d in docs],
+            "location": [d["location"] for d in docs],
+            "code_language": ["python" if d["domain"] == "code" else None for d in docs],
+        }
+    )
+    return conform(ingested, QUALITY)
 
 
 @pytest.fixture(scope="session")

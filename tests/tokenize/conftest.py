@@ -15,6 +15,7 @@ import pytest
 
 from pretrain_core import storage
 from pretrain_core.schema import QUALITY
+from pretrain_core.standalone import conform
 from pretrain_core.tokenize.config import TokenizerConfig
 from pretrain_core.tokenize.train import fit_tokenizer
 
@@ -58,27 +59,18 @@ def _document(path: Path, domain: str, index: int, text: str) -> dict[str, str]:
 
 
 def quality_table(docs: list[dict[str, str]]) -> pa.Table:
-    """The documents as the quality stage would hand them on (upstream columns filled with plausible values)."""
-    n = len(docs)
-    return pa.table(
+    """The documents as the quality stage hands them on (upstream columns neutral, as for a standalone run)."""
+    ingested = pa.table(
         {
             "id": [d["id"] for d in docs],
             "text": [d["text"] for d in docs],
-            "source": ["system-files"] * n,
+            "source": ["system-files"] * len(docs),
             "domain": [d["domain"] for d in docs],
             "location": [d["location"] for d in docs],
             "code_language": ["python" if d["domain"] == "code" else None for d in docs],
-            "lang": ["en"] * n,
-            "lang_score": [1.0] * n,
-            "dup_cluster": [d["id"] for d in docs],
-            "dup_cluster_size": [1] * n,
-            "pii_count": [0] * n,
-            "pii_types": [[] for _ in docs],
-            "perplexity": [100.0] * n,
-            "quality_bucket": ["head"] * n,
-        },
-        schema=QUALITY,
+        }
     )
+    return conform(ingested, QUALITY)
 
 
 @pytest.fixture(scope="session")
