@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 import time
 from collections import defaultdict
+from typing import Any
 
 import numpy as np
 import sentencepiece as spm
@@ -54,6 +55,7 @@ class EvalResult(BaseModel):
     splits: dict[str, SplitResult]
     samples: list[Sample]
     seconds: float
+    config: dict[str, Any] = {}  # the EvalConfig it ran under: a rerun with the same settings reuses the result
 
 
 def resolve_checkpoint(url: str) -> str:
@@ -137,6 +139,16 @@ def generate_samples(model: GPT, tokenizer: spm.SentencePieceProcessor, cfg: Eva
     return samples
 
 
+def _previous_result(url: str, tokens_url: str | None, tokenizer_url: str | None, cfg: EvalConfig) -> EvalResult | None:
+    """The stored `eval.json` when it was made with the same settings and inputs (reruns leave it untouched)."""
+    stored_url = storage.join(url, "eval.json")
+    if not storage.exists(stored_url):
+        return None
+    stored = EvalResult.model_validate(storage.read_json(stored_url))
+    same_inputs = tokens_url in (None, stored.tokens_url) and tokenizer_url in (None, stored.tokenizer_url)
+    return stored if same_inputs and stored.config == cfg.model_dump(mode="json") else None
+
+
 def evaluate_checkpoint(
     checkpoint_url: str,
     tokens_url: str | None = None,
@@ -149,10 +161,13 @@ def evaluate_checkpoint(
     one, else on CPU with ``cfg.num_threads`` threads.
     """
     cfg = cfg or EvalConfig()
+    url = resolve_checkpoint(checkpoint_url)
+    previous = _previous_result(url, tokens_url, tokenizer_url, cfg)
+    if previous is not None:
+        return previous
     started = time.perf_counter()
     torch.set_num_threads(cfg.num_threads)
     keep_freed_memory()
-    url = resolve_checkpoint(checkpoint_url)
     model, meta = load_model(url, "cuda" if torch.cuda.is_available() else "cpu")
     tokens_url = tokens_url or meta["config"]["tokens_url"]
     tokenizer_url = tokenizer_url or meta["tokenizer_url"]
@@ -173,6 +188,7 @@ def evaluate_checkpoint(
         splits=splits,
         samples=generate_samples(model, tokenizer, cfg),
         seconds=round(time.perf_counter() - started, 3),
+        config=cfg.model_dump(mode="json"),
     )
     storage.write_json(storage.join(url, "eval.json"), result.model_dump(mode="json"))
     return result

@@ -34,8 +34,19 @@ def test_per_domain_metrics_and_samples_of_a_trained_checkpoint(trained_output: 
 
 def test_scores_and_samples_are_reproducible(trained_output: str) -> None:
     a = evaluate_checkpoint(latest_checkpoint(trained_output) or "", cfg=CFG)
+    storage.remove(storage.join(a.checkpoint_url, "eval.json"))  # force a real second evaluation
     b = evaluate_checkpoint(trained_output, cfg=CFG)
     assert a.splits == b.splits and a.samples == b.samples
+
+
+def test_a_rerun_with_the_same_settings_reuses_eval_json_untouched(trained_output: str) -> None:
+    first = evaluate_checkpoint(trained_output, cfg=CFG)
+    stored = storage.join(first.checkpoint_url, "eval.json")
+    before = storage.read_bytes(stored)
+    again = evaluate_checkpoint(trained_output, cfg=CFG)
+    assert again == first and storage.read_bytes(stored) == before
+    other = evaluate_checkpoint(trained_output, cfg=CFG.model_copy(update={"max_new_tokens": 4}))
+    assert other.config["max_new_tokens"] == 4 and storage.read_bytes(stored) != before
 
 
 def test_byte_lengths_add_up_to_the_text(token_data: TokenData) -> None:
