@@ -193,3 +193,19 @@ class Trainer:
             "world_size": self.env.world_size,
             "checkpoint_url": latest_checkpoint(self.config.output_url),
         }
+
+
+def completed_run(config: TrainConfig) -> dict[str, Any] | None:
+    """The run's summary when it already trained to `max_steps` under this exact config (a rerun has nothing to do).
+
+    A stopped run, a different config, or a missing summary returns None, so the launch resumes from the newest
+    checkpoint instead.
+    """
+    summary_url = storage.join(config.output_url, "train_summary.json")
+    config_url = storage.join(config.output_url, "train_config.json")
+    if not (storage.exists(summary_url) and storage.exists(config_url)):
+        return None
+    summary: dict[str, Any] = storage.read_json(summary_url)
+    same_config = storage.read_json(config_url) == config.model_dump(mode="json")
+    done = summary.get("status") == "completed" and summary.get("steps") == config.max_steps
+    return summary if same_config and done else None

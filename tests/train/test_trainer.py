@@ -11,7 +11,8 @@ import torch
 from pretrain_core import storage
 from pretrain_core.train.checkpoint import completed_checkpoints, read_meta
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.trainer import train
+from pretrain_core.train.launch import write_config
+from pretrain_core.train.trainer import completed_run, train
 from tests.train.token_corpus import documents, train_tokenizer
 
 
@@ -86,3 +87,15 @@ def test_bf16_autocast_trains_with_fp32_weights(tiny_config: Callable[..., Train
         io.BytesIO(storage.read_bytes(storage.join(result.summary["checkpoint_url"], "model.pt"))), weights_only=True
     )
     assert state["embed.weight"].dtype == torch.float32
+
+
+def test_a_completed_run_is_recognised_only_under_the_same_config(
+    tiny_config: Callable[..., TrainConfig], memory_url: str
+) -> None:
+    config = tiny_config(output_url=f"{memory_url}/completed", max_steps=3)
+    assert completed_run(config) is None
+    write_config(config)
+    train(config)
+    summary = completed_run(config)
+    assert summary is not None and summary["steps"] == 3
+    assert completed_run(config.model_copy(update={"max_steps": 5})) is None  # longer run: resume, not skip
