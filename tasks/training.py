@@ -1,26 +1,99 @@
-"""Tasks for training and evaluation: launch torchrun, evaluate a checkpoint."""
+"""Tasks for training and evaluation: launch torchrun and announce its checkpoints as they land, evaluate one.
+
+Training runs in a supervisor thread while the task's own thread watches for checkpoints. Prefect delivers a
+cancellation to the flow process as SIGTERM, raised as an exception in this (the main) thread; Prefect never
+reaches torchrun's process tree (its own session), so the watcher sets the supervisor's cancel event and waits
+until the tree is gone before letting the exception through.
+"""
 
 from __future__ import annotations
 
-from prefect import get_run_logger, task
-from prefect.artifacts import create_markdown_artifact, create_table_artifact
-from prefect.cache_policies import NO_CACHE
+import threading
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 
+from prefect import get_run_logger, task
+from prefect.artifacts import create_markdown_artifact, create_progress_artifact, create_table_artifact
+from prefect.artifacts import update_progress_artifact
+from prefect.cache_policies import NO_CACHE
+from prefect.events import emit_event
+
+from pretrain_core import storage
 from pretrain_core.evaluate.evaluator import EvalResult, evaluate_checkpoint
 from pretrain_core.train.checkpoint import completed_checkpoints
 from pretrain_core.train.config import EvalConfig, TrainConfig
 from pretrain_core.train.launch import run_torchrun, torchrun_command, write_config
 
+CHECKPOINT_SAVED = "pretrain.checkpoint.saved"
+# Workers get this long to checkpoint and exit after SIGTERM; under Prefect's 30 s before its runner SIGKILLs us.
+TERMINATE_GRACE_S = 20.0
+
+
+def run_resource(run_name: str) -> dict[str, str]:
+    """The resource checkpoint events are about; automations match `pretrain.run.*`."""
+    return {"prefect.resource.id": f"pretrain.run.{run_name}", "prefect.resource.name": run_name}
+
+
+def announce_checkpoint(run_name: str, step: int, checkpoint_url: str) -> bool:
+    """Emit `pretrain.checkpoint.saved`; False (and a warning) when no API took it, which emit_event only
+    signals by returning None."""
+    event = emit_event(
+        CHECKPOINT_SAVED, resource=run_resource(run_name), payload={"checkpoint_url": checkpoint_url, "step": step}
+    )
+    if event is None:
+        get_run_logger().warning("checkpoint event for step %d of %s was not delivered", step, run_name)
+    return event is not None
+
+
+def _await_termination(supervisor: Future[int]) -> None:
+    """Wait for the supervisor to finish tearing the tree down, even through repeated signals."""
+    while not supervisor.done():
+        try:
+            wait([supervisor])
+        except BaseException:  # a second SIGTERM or Ctrl-C must not abandon the tree half-terminated
+            continue
+
 
 @task(cache_policy=NO_CACHE, task_run_name="torchrun-{cfg.nproc_per_node}x{cfg.nnodes}")
-def launch_training(cfg: TrainConfig, timeout_s: float | None = None) -> list[str]:
-    """Run training under torchrun (it resumes from the newest checkpoint); return the completed checkpoints."""
+def launch_training(
+    cfg: TrainConfig, timeout_s: float | None = None, run_name: str | None = None, poll_s: float = 2.0
+) -> list[str]:
+    """Run training under torchrun (it resumes from the newest checkpoint); return the completed checkpoints.
+
+    While it runs, every newly completed checkpoint is announced as a `pretrain.checkpoint.saved` event about
+    `pretrain.run.<run_name>` (default: the output directory's name) and moves a progress artifact.
+    """
+    logger = get_run_logger()
+    name = run_name or cfg.output_url.rstrip("/").rsplit("/", 1)[-1]
     env = {"OMP_NUM_THREADS": str(cfg.num_threads), "OMP_WAIT_POLICY": "PASSIVE"}
-    code = run_torchrun(torchrun_command(cfg, write_config(cfg)), env, timeout_s)
+    command = torchrun_command(cfg, write_config(cfg))
+    announced = {step for step, _ in completed_checkpoints(cfg.output_url)}  # a resumed run's earlier ones
+    progress = create_progress_artifact(
+        progress=100 * max(announced, default=0) / cfg.max_steps,
+        description=f"{name}: optimizer steps checkpointed out of {cfg.max_steps}, under {cfg.output_url}",
+    )
+    cancel = threading.Event()
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="torchrun") as pool:
+        supervisor = pool.submit(run_torchrun, command, env, timeout_s, cancel, TERMINATE_GRACE_S, "torchrun")
+        try:
+            while True:
+                finished = bool(wait([supervisor], timeout=poll_s).done)
+                for step, url in completed_checkpoints(cfg.output_url):
+                    if step not in announced:
+                        announced.add(step)
+                        announce_checkpoint(name, step, url)
+                        update_progress_artifact(progress, progress=100 * step / cfg.max_steps)
+                if finished:
+                    break
+        except BaseException:
+            logger.warning("training of %s interrupted: terminating torchrun's process tree", name)
+            cancel.set()
+            _await_termination(supervisor)
+            raise
+        code = supervisor.result()
     if code != 0:
         raise RuntimeError(f"torchrun exited with code {code}; see the task log for the workers' output")
     checkpoints = [url for _, url in completed_checkpoints(cfg.output_url)]
-    get_run_logger().info("training finished: %d checkpoints under %s", len(checkpoints), cfg.output_url)
+    logger.info("training finished: %d checkpoints under %s", len(checkpoints), cfg.output_url)
     return checkpoints
 
 
