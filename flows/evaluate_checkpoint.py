@@ -1,0 +1,41 @@
+"""evaluate-checkpoint: evaluate one committed checkpoint and record it, e.g. when training announces it."""
+
+from __future__ import annotations
+
+from prefect import flow
+
+from pretrain_core.evaluate.evaluator import EvalResult
+from pretrain_core.evaluate.history import default_results_url
+from pretrain_core.train.config import EvalConfig
+from tasks.evaluation import check_checkpoint, record_results
+from tasks.training import evaluate
+
+
+@flow(name="evaluate-checkpoint", log_prints=True)
+def evaluate_checkpoint_flow(
+    checkpoint_url: str,
+    step: int,
+    tokens_url: str | None = None,
+    tokenizer_url: str | None = None,
+    results_url: str | None = None,
+    cfg: EvalConfig | None = None,
+) -> EvalResult:
+    """Evaluate a checkpoint, write `eval.json` beside it and append its rows to the results table.
+
+    Args:
+        checkpoint_url: `<runs_root>/<run>/checkpoints/step-NNNNNNNN`, complete (with its manifest).
+        step: the checkpoint's step; a mismatch is refused (it means the caller meant another checkpoint).
+        tokens_url: token shards to score; the ones the checkpoint was trained on when empty.
+        tokenizer_url: the tokenizer; the checkpoint's when empty.
+        results_url: Parquet results table; `<runs_root>/eval_results.parquet` (shared with nightly-eval) when empty.
+        cfg: evaluation settings.
+    """
+    checkpoint = check_checkpoint(checkpoint_url, step)
+    result = evaluate(
+        checkpoint.checkpoint_url,
+        tokens_url or checkpoint.tokens_url,
+        tokenizer_url or checkpoint.tokenizer_url,
+        cfg or EvalConfig(),
+    )
+    record_results([(checkpoint.run, result)], results_url or default_results_url(checkpoint.runs_root))
+    return result

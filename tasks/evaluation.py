@@ -1,0 +1,123 @@
+"""Tasks for evaluation over time: check a checkpoint, find active runs, keep the results table, plot trends,
+report and signal regressions."""
+
+from __future__ import annotations
+
+import base64
+from datetime import UTC, datetime
+
+from prefect import get_run_logger, task
+from prefect.artifacts import create_markdown_artifact
+from prefect.cache_policies import NO_CACHE
+from prefect.events import emit_event
+
+from pretrain_core import storage
+from pretrain_core.evaluate.evaluator import EvalResult
+from pretrain_core.evaluate.history import (
+    Regression,
+    RunCheckpoint,
+    active_runs,
+    append_results,
+    describe_checkpoint,
+    find_regressions,
+    latest_results,
+    read_results,
+    result_rows,
+)
+from pretrain_core.evaluate.trend_plot import METRICS, render_trend_plot, trend_plot_url
+
+REGRESSION_EVENT = "pretrain.eval.regression"
+
+
+@task(cache_policy=NO_CACHE)
+def check_checkpoint(checkpoint_url: str, step: int) -> RunCheckpoint:
+    """The checkpoint's run and inputs; refuse a step that is not the checkpoint's (a mis-templated trigger)."""
+    checkpoint = describe_checkpoint(checkpoint_url)
+    if checkpoint.step != step:
+        raise ValueError(f"{checkpoint_url} holds step {checkpoint.step}, not the requested step {step}")
+    return checkpoint
+
+
+@task(cache_policy=NO_CACHE)
+def list_active_runs(runs_root: str) -> list[RunCheckpoint]:
+    runs = active_runs(runs_root)
+    get_run_logger().info("%d runs with checkpoints under %s", len(runs), runs_root)
+    return runs
+
+
+@task(cache_policy=NO_CACHE)
+def record_results(evaluations: list[tuple[str, EvalResult]], results_url: str) -> int:
+    """Append (run, result) evaluations to the results table, all stamped with this moment (UTC)."""
+    date = datetime.now(UTC).isoformat(timespec="seconds")
+    rows = [row for run, result in evaluations for row in result_rows(run, result, date)]
+    table = append_results(results_url, rows)
+    get_run_logger().info("%d rows appended to %s (%d in all)", len(rows), results_url, table.num_rows)
+    return len(rows)
+
+
+@task(cache_policy=NO_CACHE)
+def render_trends(results_url: str) -> dict[str, str]:
+    """Write one trend PNG per metric beside the results table; return metric → URL."""
+    table = read_results(results_url)
+    urls = {metric: trend_plot_url(results_url, metric) for metric in METRICS}
+    for metric, url in urls.items():
+        storage.write_bytes(url, render_trend_plot(table, metric))
+    return urls
+
+
+@task(cache_policy=NO_CACHE)
+def check_regressions(results_url: str, tolerance: float, runs: list[str]) -> list[Regression]:
+    """Perplexity regressions beyond ``tolerance`` of the given runs (those evaluated now, so a run that has
+    stopped is not reported again every night)."""
+    return [r for r in find_regressions(read_results(results_url), tolerance) if r.run in runs]
+
+
+def _report_markdown(
+    results_url: str, tolerance: float, regressions: list[Regression], plot_urls: dict[str, str]
+) -> str:
+    lines = [f"# Evaluation trends\n\nResults table: `{results_url}`; tolerance {tolerance:.1%}.\n"]
+    lines.append(f"## Regressions ({len(regressions)})\n")
+    lines += [f"- {r.describe()}" for r in regressions] or ["None beyond tolerance."]
+    lines += [
+        "\n## Latest values\n",
+        "| run | step | date | split | domain | perplexity | bits/byte |",
+        "|---|---:|---|---|---|---:|---:|",
+    ]
+    for row in latest_results(read_results(results_url)):
+        bpb = "" if row["bits_per_byte"] is None else f"{row['bits_per_byte']:.4f}"
+        lines.append(
+            f"| {row['run']} | {row['step']} | {row['date']} | {row['split']} | {row['domain']} "
+            f"| {row['perplexity']:.2f} | {bpb} |"
+        )
+    lines.append("\n## Trends\n")
+    for metric, url in plot_urls.items():
+        png = base64.b64encode(storage.read_bytes(url)).decode()
+        lines.append(f"![{metric}](data:image/png;base64,{png})\n\n`{url}`\n")
+    return "\n".join(lines)
+
+
+@task(cache_policy=NO_CACHE)
+def publish_report(results_url: str, tolerance: float, regressions: list[Regression], plot_urls: dict[str, str]) -> str:
+    """A markdown artifact with the latest values, the regressions and the trend plots inline."""
+    markdown = _report_markdown(results_url, tolerance, regressions, plot_urls)
+    create_markdown_artifact(key="eval-trends", markdown=markdown, description=f"Evaluation trends of {results_url}")
+    return markdown
+
+
+@task(cache_policy=NO_CACHE)
+def emit_regression_events(regressions: list[Regression], tolerance: float) -> list[str]:
+    """One `pretrain.eval.regression` event per regression, on the run's resource (automations match on it);
+    return the ids of the events handed to the API."""
+    logger = get_run_logger()
+    emitted = []
+    for r in regressions:
+        event = emit_event(
+            event=REGRESSION_EVENT,
+            resource={"prefect.resource.id": f"pretrain.run.{r.run}", "prefect.resource.name": r.run},
+            payload={**r.model_dump(mode="json"), "tolerance": tolerance},
+        )
+        if event is None:
+            logger.warning("no Prefect API to send %s for %s to", REGRESSION_EVENT, r.describe())
+        else:
+            emitted.append(str(event.id))
+    return emitted
