@@ -10,18 +10,23 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor, wait
+from uuid import UUID
 
 from prefect import get_run_logger, task
-from prefect.artifacts import create_markdown_artifact, create_progress_artifact, create_table_artifact
-from prefect.artifacts import update_progress_artifact
+from prefect.artifacts import (
+    create_markdown_artifact,
+    create_progress_artifact,
+    create_table_artifact,
+    update_progress_artifact,
+)
 from prefect.cache_policies import NO_CACHE
 from prefect.events import emit_event
 
-from pretrain_core import storage
 from pretrain_core.evaluate.evaluator import EvalResult, evaluate_checkpoint
 from pretrain_core.train.checkpoint import completed_checkpoints
 from pretrain_core.train.config import EvalConfig, TrainConfig
 from pretrain_core.train.launch import run_torchrun, torchrun_command, write_config
+from pretrain_core.train.trainer import completed_run
 
 CHECKPOINT_SAVED = "pretrain.checkpoint.saved"
 # Workers get this long to checkpoint and exit after SIGTERM; under Prefect's 30 s before its runner SIGKILLs us.
@@ -64,6 +69,9 @@ def launch_training(
     """
     logger = get_run_logger()
     name = run_name or cfg.output_url.rstrip("/").rsplit("/", 1)[-1]
+    if (done := completed_run(cfg)) is not None:
+        logger.info("%s already trained to step %d under this config: nothing to do", name, done["steps"])
+        return [url for _, url in completed_checkpoints(cfg.output_url)]
     env = {"OMP_NUM_THREADS": str(cfg.num_threads), "OMP_WAIT_POLICY": "PASSIVE"}
     command = torchrun_command(cfg, write_config(cfg))
     announced = {step for step, _ in completed_checkpoints(cfg.output_url)}  # a resumed run's earlier ones
@@ -71,12 +79,14 @@ def launch_training(
         progress=100 * max(announced, default=0) / cfg.max_steps,
         description=f"{name}: optimizer steps checkpointed out of {cfg.max_steps}, under {cfg.output_url}",
     )
+    assert isinstance(progress, UUID)  # a sync call returns the id, not a coroutine
     cancel = threading.Event()
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="torchrun") as pool:
         supervisor = pool.submit(run_torchrun, command, env, timeout_s, cancel, TERMINATE_GRACE_S, "torchrun")
         try:
             while True:
-                finished = bool(wait([supervisor], timeout=poll_s).done)
+                wait([supervisor], timeout=poll_s)
+                finished = supervisor.done()  # read before the last look, so no checkpoint is missed
                 for step, url in completed_checkpoints(cfg.output_url):
                     if step not in announced:
                         announced.add(step)
