@@ -181,4 +181,4 @@ def finalize_stage(
 
 def data_shards(output_root: str) -> list[str]:
     """The kept-document shards of a finished stage, in deterministic order."""
-    return [u for u in storage.list_files(storage.join(output_root, "data"), ".parquet")]
+    return storage.list_files(storage.join(output_root, "data"), ".parquet")
