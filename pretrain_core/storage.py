@@ -45,11 +45,12 @@ def exists(url: str) -> bool:
     return bool(fs.exists(path))
 
 
-def _unprotocol(url: str, path: str) -> str:
-    """Rebuild a URL from a filesystem-relative path, keeping the caller's scheme."""
-    if "://" in url:
-        return f"{url.split('://', 1)[0]}://{path.lstrip('/') if not url.startswith('file://') else path}"
-    return path
+def _with_scheme(url: str, path: str) -> str:
+    """A path as the filesystem lists it, turned back into a URL with the caller's scheme (local paths stay paths)."""
+    if "://" not in url:
+        return path
+    scheme = url.split("://", 1)[0]
+    return f"{scheme}://{path}" if scheme == "file" else f"{scheme}://{path.lstrip('/')}"
 
 
 def list_files(url: str, suffix: str = "") -> list[str]:
@@ -60,7 +61,7 @@ def list_files(url: str, suffix: str = "") -> list[str]:
     if fs.isfile(path):
         return [url]
     found = sorted(p for p in fs.find(path) if p.endswith(suffix) and not p.rsplit("/", 1)[-1].startswith(".tmp-"))
-    return [_unprotocol(url, p) for p in found]
+    return [_with_scheme(url, p) for p in found]
 
 
 @contextmanager
