@@ -1,0 +1,169 @@
+"""infra/prefect.yaml deployed for real: a `prefect server start` on loopback, `prefect deploy --all`, then the API."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.actions import WorkPoolCreate
+from prefect.events.schemas.automations import EventTrigger
+from prefect.events.schemas.events import ResourceSpecification
+from prefect.exceptions import PrefectHTTPStatusError
+from prefect.settings import PREFECT_API_URL, temporary_settings
+
+from pretrain_core.train.params import TrainRunParams
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PREFECT_FILE = REPO_ROOT / "infra" / "prefect.yaml"
+ENTRYPOINTS = {
+    "corpus-rebuild/corpus-rebuild": "flows/corpus_rebuild.py:corpus_rebuild",
+    "train/train": "flows/train.py:train_run",
+    "evaluate-checkpoint/evaluate-checkpoint": "flows/evaluate_checkpoint.py:evaluate_checkpoint_flow",
+    "nightly-eval/nightly-eval": "flows/nightly_eval.py:nightly_eval",
+}
+POOLS = {"pretrain-cpu": "process", "pretrain-gpu": "process"}
+
+# Server start plus `prefect deploy` (which imports every flow) take ~50 s on a loaded 2-core machine.
+pytestmark = pytest.mark.slow
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_healthy(api_url: str, server: subprocess.Popen[bytes], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"prefect server exited with {server.returncode}")
+        try:
+            with urllib.request.urlopen(f"{api_url}/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise TimeoutError(f"prefect server not healthy after {timeout_s} s")
+
+
+@pytest.fixture(scope="module")
+def deployed_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A real Prefect server with its own home, the two work pools, and infra/prefect.yaml deployed to it."""
+    home = tmp_path_factory.mktemp("prefect-home")
+    port = _free_port()
+    api_url = f"http://127.0.0.1:{port}/api"
+    env = {
+        **os.environ,
+        "PREFECT_HOME": str(home),
+        "PREFECT_API_URL": api_url,
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_UI_ENABLED": "false",
+    }
+    prefect = [sys.executable, "-m", "prefect"]
+    server = subprocess.Popen(
+        [*prefect, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+        env={k: v for k, v in env.items() if k != "PREFECT_API_URL"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        _wait_healthy(api_url, server, timeout_s=60)
+        with temporary_settings(updates={PREFECT_API_URL: api_url}), get_client(sync_client=True) as client:
+            for name, pool_type in POOLS.items():
+                client.create_work_pool(WorkPoolCreate(name=name, type=pool_type))
+        deploy = subprocess.run(
+            [*prefect, "--no-prompt", "deploy", "--all", "--prefect-file", str(PREFECT_FILE)],
+            cwd=REPO_ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert deploy.returncode == 0, deploy.stdout + deploy.stderr
+        with temporary_settings(updates={PREFECT_API_URL: api_url}):
+            yield api_url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            server.kill()
+            server.wait()
+
+
+def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
+    """Follow a local `$ref` (`#/definitions/X` or `#/$defs/X`) to the schema it names."""
+    ref = node.get("$ref")
+    if ref is None:
+        for option in node.get("allOf", []) + node.get("anyOf", []):
+            if "$ref" in option:
+                return _resolve(schema, option)
+        return node
+    _, section, name = ref.split("/")
+    return _resolve(schema, schema[section][name])
+
+
+def test_every_deployment_exists_with_its_entrypoint(deployed_api: str) -> None:
+    with get_client(sync_client=True) as client:
+        for full_name, entrypoint in ENTRYPOINTS.items():
+            deployment = client.read_deployment_by_name(full_name)
+            assert deployment.entrypoint == entrypoint
+            assert deployment.enforce_parameter_schema
+            assert deployment.pull_steps == [
+                {"prefect.deployments.steps.set_working_directory": {"directory": str(REPO_ROOT)}}
+            ]
+        crons = {
+            name: [s.schedule.cron for s in client.read_deployment_by_name(name).schedules]  # type: ignore[union-attr]
+            for name in ("corpus-rebuild/corpus-rebuild", "nightly-eval/nightly-eval")
+        }
+        assert crons == {"corpus-rebuild/corpus-rebuild": ["0 2 * * *"], "nightly-eval/nightly-eval": ["0 3 * * *"]}
+        assert client.read_deployment_by_name("train/train").work_pool_name == "pretrain-gpu"
+        assert client.read_deployment_by_name("nightly-eval/nightly-eval").work_pool_name == "pretrain-cpu"
+
+
+def test_train_form_describes_every_training_knob(deployed_api: str) -> None:
+    with get_client(sync_client=True) as client:
+        schema = client.read_deployment_by_name("train/train").parameter_openapi_schema
+    assert schema is not None
+    params = _resolve(schema, schema["properties"]["params"])
+    assert set(params["properties"]) == set(TrainRunParams.model_fields)
+    undescribed = [name for name, prop in params["properties"].items() if not _resolve(schema, prop).get("description")]
+    assert undescribed == []
+
+
+def test_checkpoint_event_triggers_evaluate_checkpoint(deployed_api: str) -> None:
+    with get_client(sync_client=True) as client:
+        deployment = client.read_deployment_by_name("evaluate-checkpoint/evaluate-checkpoint")
+        automations = client.read_resource_related_automations(f"prefect.deployment.{deployment.id}")
+    assert len(automations) == 1
+    trigger = automations[0].trigger
+    assert isinstance(trigger, EventTrigger)
+    assert trigger.expect == {"pretrain.checkpoint.saved"}
+    assert isinstance(trigger.match, ResourceSpecification)
+    assert trigger.match.model_dump() == {"prefect.resource.id": "pretrain.run.*"}
+    (action,) = automations[0].actions
+    assert action.model_dump()["parameters"] == {
+        "checkpoint_url": "{{ event.payload.checkpoint_url }}",
+        "step": "{{ event.payload.step }}",
+    }
+
+
+def test_server_refuses_a_train_run_outside_the_bounds(deployed_api: str) -> None:
+    with get_client(sync_client=True) as client:
+        deployment = client.read_deployment_by_name("train/train")
+        with pytest.raises(PrefectHTTPStatusError) as refused:
+            client.create_flow_run_from_deployment(deployment.id, parameters={"params": {"lr": -0.1}})
+        assert refused.value.response.status_code == 409
+        accepted = client.create_flow_run_from_deployment(deployment.id, parameters={"params": {"lr": 0.01}})
+        assert accepted.parameters["params"] == {"lr": 0.01}
