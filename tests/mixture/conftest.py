@@ -10,14 +10,12 @@ import sysconfig
 from pathlib import Path
 
 import faker
-import pyarrow as pa
 import pytest
 
 from pretrain_core import storage
-from pretrain_core.schema import QUALITY
-from pretrain_core.standalone import conform
 from pretrain_core.tokenize.config import TokenizerConfig
 from pretrain_core.tokenize.train import fit_tokenizer
+from tests.quality_tables import quality_table
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 SOURCES = {
@@ -55,28 +53,13 @@ def documents() -> list[dict[str, str]]:
     return docs
 
 
-def _quality_table(docs: list[dict[str, str]]) -> pa.Table:
-    """The documents as the quality stage hands them on (upstream columns neutral, as for a standalone run)."""
-    ingested = pa.table(
-        {
-            "id": [d["id"] for d in docs],
-            "text": [d["text"] for d in docs],
-            "source": ["system-files"] * len(docs),
-            "domain": [d["domain"] for d in docs],
-            "location": [d["location"] for d in docs],
-            "code_language": ["python" if d["domain"] == "code" else None for d in docs],
-        }
-    )
-    return conform(ingested, QUALITY)
-
-
 @pytest.fixture(scope="session")
 def quality_shards(documents: list[dict[str, str]], tmp_path_factory: pytest.TempPathFactory) -> list[str]:
     """Four shards, documents dealt round-robin."""
     root = tmp_path_factory.mktemp("quality")
     urls = [str(root / f"part-{shard:05d}.parquet") for shard in range(4)]
     for shard, url in enumerate(urls):
-        storage.write_parquet(url, _quality_table(documents[shard::4]))
+        storage.write_parquet(url, quality_table(documents[shard::4]))
     return urls
 
 

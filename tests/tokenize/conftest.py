@@ -10,14 +10,12 @@ from collections.abc import Callable
 from pathlib import Path
 
 import faker
-import pyarrow as pa
 import pytest
 
 from pretrain_core import storage
-from pretrain_core.schema import QUALITY
-from pretrain_core.standalone import conform
 from pretrain_core.tokenize.config import TokenizerConfig
 from pretrain_core.tokenize.train import fit_tokenizer
+from tests.quality_tables import quality_table
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 
@@ -56,21 +54,6 @@ def _document(path: Path, domain: str, index: int, text: str) -> dict[str, str]:
         "domain": domain,
         "location": location,
     }
-
-
-def quality_table(docs: list[dict[str, str]]) -> pa.Table:
-    """The documents as the quality stage hands them on (upstream columns neutral, as for a standalone run)."""
-    ingested = pa.table(
-        {
-            "id": [d["id"] for d in docs],
-            "text": [d["text"] for d in docs],
-            "source": ["system-files"] * len(docs),
-            "domain": [d["domain"] for d in docs],
-            "location": [d["location"] for d in docs],
-            "code_language": ["python" if d["domain"] == "code" else None for d in docs],
-        }
-    )
-    return conform(ingested, QUALITY)
 
 
 @pytest.fixture(scope="session")
