@@ -2,104 +2,29 @@
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from collections.abc import Iterator
-from pathlib import Path
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from prefect.client.orchestration import get_client
-from prefect.client.schemas.actions import WorkPoolCreate
+from prefect.client.schemas.objects import StateType
 from prefect.events.schemas.automations import EventTrigger
 from prefect.events.schemas.events import ResourceSpecification
 from prefect.exceptions import PrefectHTTPStatusError
-from prefect.settings import PREFECT_API_URL, temporary_settings
+from prefect.states import Scheduled
 
 from pretrain_core.train.params import TrainRunParams
+from tests.conftest import REPO_ROOT
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
-PREFECT_FILE = REPO_ROOT / "infra" / "prefect.yaml"
 ENTRYPOINTS = {
     "corpus-rebuild/corpus-rebuild": "flows/corpus_rebuild.py:corpus_rebuild",
     "train/train": "flows/train.py:train_run",
     "evaluate-checkpoint/evaluate-checkpoint": "flows/evaluate_checkpoint.py:evaluate_checkpoint_flow",
     "nightly-eval/nightly-eval": "flows/nightly_eval.py:nightly_eval",
 }
-POOLS = {"pretrain-cpu": "process", "pretrain-gpu": "process"}
 
 # Server start plus `prefect deploy` (which imports every flow) take ~50 s on a loaded 2-core machine.
 pytestmark = pytest.mark.slow
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_healthy(api_url: str, server: subprocess.Popen[bytes], timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"prefect server exited with {server.returncode}")
-        try:
-            with urllib.request.urlopen(f"{api_url}/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise TimeoutError(f"prefect server not healthy after {timeout_s} s")
-
-
-@pytest.fixture(scope="module")
-def deployed_api(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A real Prefect server with its own home, the two work pools, and infra/prefect.yaml deployed to it."""
-    home = tmp_path_factory.mktemp("prefect-home")
-    port = _free_port()
-    api_url = f"http://127.0.0.1:{port}/api"
-    env = {
-        **os.environ,
-        "PREFECT_HOME": str(home),
-        "PREFECT_API_URL": api_url,
-        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-        "PREFECT_SERVER_UI_ENABLED": "false",
-    }
-    prefect = [sys.executable, "-m", "prefect"]
-    server = subprocess.Popen(
-        [*prefect, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-        env={k: v for k, v in env.items() if k != "PREFECT_API_URL"},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        start_new_session=True,
-    )
-    try:
-        _wait_healthy(api_url, server, timeout_s=60)
-        with temporary_settings(updates={PREFECT_API_URL: api_url}), get_client(sync_client=True) as client:
-            for name, pool_type in POOLS.items():
-                client.create_work_pool(WorkPoolCreate(name=name, type=pool_type))
-        deploy = subprocess.run(
-            [*prefect, "--no-prompt", "deploy", "--all", "--prefect-file", str(PREFECT_FILE)],
-            cwd=REPO_ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-        assert deploy.returncode == 0, deploy.stdout + deploy.stderr
-        with temporary_settings(updates={PREFECT_API_URL: api_url}):
-            yield api_url
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
 
 
 def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
@@ -165,5 +90,9 @@ def test_server_refuses_a_train_run_outside_the_bounds(deployed_api: str) -> Non
         with pytest.raises(PrefectHTTPStatusError) as refused:
             client.create_flow_run_from_deployment(deployment.id, parameters={"params": {"lr": -0.1}})
         assert refused.value.response.status_code == 409
-        accepted = client.create_flow_run_from_deployment(deployment.id, parameters={"params": {"lr": 0.01}})
+        next_year = Scheduled(scheduled_time=datetime.now(UTC) + timedelta(days=365))  # no worker picks it up
+        accepted = client.create_flow_run_from_deployment(
+            deployment.id, parameters={"params": {"lr": 0.01}}, state=next_year
+        )
         assert accepted.parameters["params"] == {"lr": 0.01}
+        assert accepted.state is not None and accepted.state.type == StateType.SCHEDULED

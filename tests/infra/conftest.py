@@ -1,0 +1,124 @@
+"""A real Prefect server on loopback with infra/prefect.yaml deployed to it, and process workers on demand."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, WorkPoolCreate
+from prefect.settings import PREFECT_API_URL, temporary_settings
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+PREFECT_FILE = REPO_ROOT / "infra" / "prefect.yaml"
+POOLS = {"pretrain-cpu": "process", "pretrain-gpu": "process"}
+PREFECT = [sys.executable, "-m", "prefect"]
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_healthy(api_url: str, server: subprocess.Popen[bytes], timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if server.poll() is not None:
+            raise RuntimeError(f"prefect server exited with {server.returncode}")
+        try:
+            with urllib.request.urlopen(f"{api_url}/health", timeout=2) as response:
+                if response.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.5)
+    raise TimeoutError(f"prefect server not healthy after {timeout_s} s")
+
+
+def _stop(process: subprocess.Popen[bytes], grace_s: float = 15) -> None:
+    process.terminate()
+    try:
+        process.wait(timeout=grace_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+@pytest.fixture(scope="session")
+def stack_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Environment of every process of the stack: its own Prefect home and API address, fast worker polling."""
+    port = _free_port()
+    return {
+        **os.environ,
+        "PREFECT_HOME": str(tmp_path_factory.mktemp("prefect-home")),
+        "PREFECT_API_URL": f"http://127.0.0.1:{port}/api",
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_UI_ENABLED": "false",
+        "PREFECT_WORKER_QUERY_SECONDS": "1",
+        "PREFECT_LOGGING_LEVEL": "INFO",
+    }
+
+
+@pytest.fixture(scope="session")
+def deployed_api(stack_env: dict[str, str]) -> Iterator[str]:
+    """The server with the two work pools, the `pretrain-gpu` limit (one slot) and every deployment, as
+    infra/stack/up.sh sets it up."""
+    api_url = stack_env["PREFECT_API_URL"]
+    port = api_url.split(":")[2].split("/")[0]
+    server = subprocess.Popen(
+        [*PREFECT, "server", "start", "--host", "127.0.0.1", "--port", port],
+        env={k: v for k, v in stack_env.items() if k != "PREFECT_API_URL"},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        _wait_healthy(api_url, server, timeout_s=60)
+        with temporary_settings(updates={PREFECT_API_URL: api_url}), get_client(sync_client=True) as client:
+            for name, pool_type in POOLS.items():
+                client.create_work_pool(WorkPoolCreate(name=name, type=pool_type))
+            client.create_global_concurrency_limit(GlobalConcurrencyLimitCreate(name="pretrain-gpu", limit=1))
+        deploy = subprocess.run(
+            [*PREFECT, "--no-prompt", "deploy", "--all", "--prefect-file", str(PREFECT_FILE)],
+            cwd=REPO_ROOT,
+            env=stack_env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert deploy.returncode == 0, deploy.stdout + deploy.stderr
+        with temporary_settings(updates={PREFECT_API_URL: api_url}):
+            yield api_url
+    finally:
+        _stop(server)
+
+
+@pytest.fixture(scope="session")
+def workers(deployed_api: str, stack_env: dict[str, str], tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One process worker per pool, as infra/stack/up.sh starts them; yields the directory of their logs."""
+    logs = tmp_path_factory.mktemp("worker-logs")
+    started = []
+    for pool in POOLS:
+        log = (logs / f"{pool}.log").open("wb")
+        started.append(
+            subprocess.Popen(
+                [*PREFECT, "worker", "start", "--pool", pool, "--type", "process"],
+                cwd=REPO_ROOT,
+                env=stack_env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        )
+    try:
+        yield logs
+    finally:
+        for worker in started:
+            _stop(worker, grace_s=30)

@@ -1,0 +1,112 @@
+"""Operating the pipeline through a real Prefect server and process workers, as ops do from the UI: launch `train`
+from its deployment, see each announced checkpoint evaluated by the triggered `evaluate-checkpoint` deployment,
+and cancel a run with nothing left training."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+from uuid import UUID
+
+import psutil
+import pyarrow.parquet as pq
+import pytest
+from prefect.client.orchestration import SyncPrefectClient, get_client
+from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId, FlowRunFilter
+from prefect.client.schemas.objects import FlowRun, StateType
+from prefect.states import Cancelling
+
+from pretrain_core.evaluate.history import RESULTS_FILE
+from tests.flows.test_train_flow import tiny_params
+from tests.train.token_corpus import TokenData, build_token_data
+
+# Server, deploy, two workers, a flow-run process per run (each imports torch) and torchrun: minutes, not seconds.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("workers")]
+
+T = TypeVar("T")
+
+
+@pytest.fixture(scope="module")
+def token_data(tmp_path_factory: pytest.TempPathFactory) -> TokenData:
+    return build_token_data(str(tmp_path_factory.mktemp("token-data")))
+
+
+def _wait_for(probe: Callable[[], T | None], timeout_s: float, what: str) -> T:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        found = probe()
+        if found:
+            return found
+        time.sleep(1)
+    raise TimeoutError(f"{what}: not after {timeout_s} s")
+
+
+def _launch_train(client: SyncPrefectClient, parameters: dict[str, Any]) -> UUID:
+    deployment = client.read_deployment_by_name("train/train")
+    return client.create_flow_run_from_deployment(deployment.id, parameters={"params": parameters}).id
+
+
+def _final(client: SyncPrefectClient, flow_run_id: UUID, timeout_s: float) -> FlowRun:
+    def probe() -> FlowRun | None:
+        run = client.read_flow_run(flow_run_id)
+        return run if run.state is not None and run.state.is_final() else None
+
+    return _wait_for(probe, timeout_s, f"flow run {flow_run_id} finished")
+
+
+def _training_processes(marker: str) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        cmdline = " ".join(proc.info["cmdline"] or [])
+        if marker in cmdline and "pretrain_core.train" in cmdline:
+            found.append(proc)
+    return found
+
+
+def test_a_train_run_launched_through_the_api_gets_each_checkpoint_evaluated(
+    token_data: TokenData, tmp_path: Path
+) -> None:
+    params = tiny_params(token_data, tmp_path, run_name="ops-e2e")
+    with get_client(sync_client=True) as client:
+        train_run = _final(client, _launch_train(client, params.model_dump(mode="json")), timeout_s=300)
+        assert train_run.state is not None and train_run.state.type == StateType.COMPLETED, train_run.state
+        assert train_run.name == "ops-e2e"
+
+        evaluate = client.read_deployment_by_name("evaluate-checkpoint/evaluate-checkpoint")
+        by_deployment = DeploymentFilter(id=DeploymentFilterId(any_=[evaluate.id]))
+
+        def both_evaluated() -> list[FlowRun] | None:
+            runs = client.read_flow_runs(deployment_filter=by_deployment, flow_run_filter=FlowRunFilter())
+            done = [r for r in runs if r.state is not None and r.state.is_final()]
+            return done if len(done) >= 2 else None
+
+        evaluations = _wait_for(both_evaluated, timeout_s=300, what="both checkpoints evaluated")
+
+    checkpoints = f"{params.output_url}/checkpoints"
+    assert sorted((r.parameters["checkpoint_url"], r.parameters["step"]) for r in evaluations) == [
+        (f"{checkpoints}/step-00000002", 2),
+        (f"{checkpoints}/step-00000004", 4),
+    ]
+    assert all(r.state is not None and r.state.type == StateType.COMPLETED for r in evaluations)
+    results = pq.read_table(tmp_path / RESULTS_FILE).to_pylist()
+    assert {(row["run"], row["step"]) for row in results} == {("ops-e2e", 2), ("ops-e2e", 4)}
+    assert all(row["perplexity"] > 1 for row in results)
+
+
+def test_cancelling_a_training_run_leaves_no_training_process(token_data: TokenData, tmp_path: Path) -> None:
+    params = tiny_params(token_data, tmp_path, run_name="ops-cancel", max_steps=1_000_000, checkpoint_every=1_000_000)
+    with get_client(sync_client=True) as client:
+        flow_run_id = _launch_train(client, params.model_dump(mode="json"))
+        training = _wait_for(
+            lambda: [p for p in _training_processes(str(tmp_path)) if p.is_running()] or None,
+            timeout_s=180,
+            what="training started",
+        )
+        client.set_flow_run_state(flow_run_id, Cancelling(), force=True)
+        cancelled = _final(client, flow_run_id, timeout_s=120)
+    assert cancelled.state is not None and cancelled.state.type == StateType.CANCELLED, cancelled.state
+    _, alive = psutil.wait_procs(training, timeout=30)
+    assert alive == []
+    assert _training_processes(str(tmp_path)) == []
