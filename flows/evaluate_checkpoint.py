@@ -23,11 +23,11 @@ def evaluate_checkpoint_flow(
     """Evaluate a checkpoint, write `eval.json` beside it and append its rows to the results table.
 
     Args:
-        checkpoint_url: `<runs_root>/<run>/checkpoints/step-NNNNNNNN`, complete (with its manifest).
+        checkpoint_url: `RUNS_ROOT/RUN/checkpoints/step-NNNNNNNN`, complete (with its manifest).
         step: the checkpoint's step; a mismatch is refused (it means the caller meant another checkpoint).
         tokens_url: token shards to score; the ones the checkpoint was trained on when empty.
         tokenizer_url: the tokenizer; the checkpoint's when empty.
-        results_url: Parquet results table; `<runs_root>/eval_results.parquet` (shared with nightly-eval) when empty.
+        results_url: Parquet results table; `RUNS_ROOT/eval_results.parquet` (shared with nightly-eval) when empty.
         cfg: evaluation settings.
     """
     checkpoint = check_checkpoint(checkpoint_url, step)

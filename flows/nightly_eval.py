@@ -45,8 +45,8 @@ def nightly_eval(
     """Evaluate each run's newest checkpoint, append the results, plot trends and fail on regressions.
 
     Args:
-        runs_root: URL whose subdirectories are training runs (`<runs_root>/<run>/checkpoints/step-N`).
-        results_url: Parquet results table; `<runs_root>/eval_results.parquet` when empty.
+        runs_root: URL whose subdirectories are training runs (`RUNS_ROOT/RUN/checkpoints/step-N`).
+        results_url: Parquet results table; `RUNS_ROOT/eval_results.parquet` when empty.
         tolerance: relative perplexity increase over a run's previous result counted as a regression.
         cfg: evaluation settings.
     """

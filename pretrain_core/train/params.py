@@ -35,8 +35,8 @@ class TrainRunParams(StrictModel):
     run_name: str = Field(
         default_factory=_run_name_from,
         pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$",
-        description="Names the output directory and the events' resource (pretrain.run.<name>). Unset: "
-        "train-<preset>-step<max_steps>-<UTC date>. Reusing a name resumes that run from its newest checkpoint.",
+        description="Names the output directory and the events' resource (pretrain.run.RUN_NAME). Unset: "
+        "train-MODEL-stepMAX_STEPS-YYYYMMDD (UTC). Reusing a name resumes that run from its newest checkpoint.",
     )
     seq_len: int = Field(default=256, ge=8, le=8192, description="Tokens per sequence; must match the token shards.")
     micro_batch_size: int = Field(default=16, ge=1, le=4096, description="Sequences per rank per forward pass.")
@@ -57,7 +57,7 @@ class TrainRunParams(StrictModel):
         default="outputs/demo/corpus/tokenizer/tokenizer.model", description="SentencePiece model the shards use."
     )
     output_root: str = Field(
-        default="outputs/train", description="The run writes checkpoints and logs under <output_root>/<run_name>."
+        default="outputs/train", description="The run writes checkpoints and logs under OUTPUT_ROOT/RUN_NAME."
     )
     checkpoint_every: int = Field(default=100, ge=1, description="Checkpoint every this many steps (and at the end).")
     timeout_s: float | None = Field(

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
 from prefect.client.orchestration import get_client
+from prefect.client.schemas.actions import WorkPoolCreate
 from prefect.client.schemas.objects import StateType
 from prefect.events.schemas.automations import EventTrigger
 from prefect.events.schemas.events import ResourceSpecification
 from prefect.exceptions import PrefectHTTPStatusError
-from prefect.states import Scheduled
+from prefect.states import Scheduled, State
 
 from pretrain_core.train.params import TrainRunParams
 from tests.conftest import REPO_ROOT
@@ -90,9 +92,20 @@ def test_server_refuses_a_train_run_outside_the_bounds(deployed_api: str) -> Non
         with pytest.raises(PrefectHTTPStatusError) as refused:
             client.create_flow_run_from_deployment(deployment.id, parameters={"params": {"lr": -0.1}})
         assert refused.value.response.status_code == 409
-        next_year = Scheduled(scheduled_time=datetime.now(UTC) + timedelta(days=365))  # no worker picks it up
+        # Scheduled next year: no worker picks it up.
+        next_year: State[None] = Scheduled(scheduled_time=datetime.now(UTC) + timedelta(days=365))
         accepted = client.create_flow_run_from_deployment(
             deployment.id, parameters={"params": {"lr": 0.01}}, state=next_year
         )
         assert accepted.parameters["params"] == {"lr": 0.01}
         assert accepted.state is not None and accepted.state.type == StateType.SCHEDULED
+
+
+@pytest.mark.parametrize("name", ["cpu", "gpu"])
+def test_server_accepts_the_kubernetes_job_templates(deployed_api: str, name: str) -> None:
+    template = json.loads((REPO_ROOT / f"infra/k8s/pretrain-{name}-job-template.json").read_text(encoding="utf-8"))
+    with get_client(sync_client=True) as client:
+        pool = client.create_work_pool(
+            WorkPoolCreate(name=f"pretrain-{name}-k8s", type="kubernetes", base_job_template=template)
+        )
+    assert pool.base_job_template == template
