@@ -8,6 +8,7 @@ from pretrain_core.config import PipelineConfig, load_config
 from pretrain_core.manifest import StageManifest
 from pretrain_core.pipeline import CORPUS_STAGES
 from tasks.corpus import finalize_stage, finished_stage, fit_stage, plan_stage, run_stage_shard
+from tasks.progress import artifact_key, results_with_progress
 from tasks.runners import task_runner_for
 
 
@@ -23,7 +24,10 @@ def rebuild_stages(cfg: PipelineConfig) -> dict[str, StageManifest]:
         artifacts = fit_stage(cfg, name)
         plan = plan_stage(cfg, name)
         futures = run_stage_shard.map(unmapped(cfg), unmapped(name), list(plan.jobs), unmapped(artifacts))
-        manifests[name] = finalize_stage(cfg, plan, futures.result(), artifacts)
+        records = results_with_progress(
+            futures, artifact_key(cfg.name, name, "progress"), f"{name}: shards done of {len(plan.jobs)}"
+        )
+        manifests[name] = finalize_stage(cfg, plan, records, artifacts)
     return manifests
 
 

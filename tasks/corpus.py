@@ -10,6 +10,7 @@ from pretrain_core.config import PipelineConfig
 from pretrain_core.manifest import ShardRecord, StageManifest
 from pretrain_core.pipeline import CorpusPipeline, StagePlan
 from pretrain_core.stage import ShardJob
+from tasks.progress import artifact_key
 
 
 @task(cache_policy=NO_CACHE, task_run_name="status-{name}")
@@ -45,9 +46,11 @@ def finalize_stage(
     """Write the stage manifest and show its counts as a table in the UI."""
     manifest = CorpusPipeline(cfg).finalize(plan, records, artifacts)
     create_table_artifact(
-        key=f"{cfg.name}-{plan.name}-counts".replace("_", "-"),
+        key=artifact_key(cfg.name, plan.name, "counts"),
         table=stage_table(manifest),
-        description=f"**{plan.name}**: {manifest.docs_in} in, {manifest.docs_out} out, config {manifest.config_hash}",
+        description=f"**{plan.name}**: {manifest.docs_in} in, {manifest.docs_out} out, config {manifest.config_hash}; "
+        f"outputs `{plan.output_root}/data`, dropped documents `{plan.output_root}/dropped`, "
+        f"manifest `{plan.output_root}/manifest.json`",
     )
     get_run_logger().info(
         "%s: %d in, %d out, dropped %s", plan.name, manifest.docs_in, manifest.docs_out, manifest.dropped

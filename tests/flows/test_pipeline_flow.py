@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
 from flows.corpus_rebuild import corpus_rebuild
 from flows.pipeline import pretrain_pipeline
@@ -39,6 +41,7 @@ def test_whole_dag_then_idempotent_rerun_then_one_shard_redone(small_config_file
     assert [ev["step"] for ev in report.evaluations] == [6, 12]
     train_root = Path(training_config(load_config(small_config_file)).output_url)
     assert all((train_root / "checkpoints" / f"step-{s:08d}" / "eval.json").exists() for s in (6, 12))
+    _assert_stage_artifacts_in_the_ui(root)
 
     before = _snapshot(root)
     assert pretrain_pipeline(str(small_config_file)).evaluations == report.evaluations
@@ -60,3 +63,16 @@ def test_whole_dag_then_idempotent_rerun_then_one_shard_redone(small_config_file
         "corpus/clean/manifest.json",
     }
     assert f"corpus/clean/data/{victim.name}" in rewritten
+
+
+def _assert_stage_artifacts_in_the_ui(root: Path) -> None:
+    """Each stage left a finished progress bar and a counts table that names where its outputs are."""
+    keys = [f"small-{name}-{kind}" for name in CORPUS_STAGES for kind in ("progress", "counts")]
+    with get_client(sync_client=True) as client:
+        artifacts = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=keys)))
+    latest = {a.key: a for a in sorted(artifacts, key=lambda a: a.created or 0)}
+    assert set(latest) == set(keys)
+    for name in CORPUS_STAGES:
+        assert latest[f"small-{name}-progress"].data == 100.0
+        counts = latest[f"small-{name}-counts"]
+        assert counts.type == "table" and str(root / "corpus" / name / "manifest.json") in (counts.description or "")

@@ -1,0 +1,50 @@
+"""The progress artifact of mapped work, read back from a real Prefect API."""
+
+from __future__ import annotations
+
+import pytest
+from prefect import flow, task
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+
+from tasks.progress import artifact_key, results_with_progress
+
+
+@task
+def square(x: int) -> int:
+    return x * x
+
+
+@task
+def fail_on(x: int, bad: int) -> int:
+    if x == bad:
+        raise ValueError(f"shard {x} is broken")
+    return x
+
+
+def test_artifact_keys_keep_to_the_allowed_characters() -> None:
+    assert artifact_key("Demo_Run", "v1.2", "progress") == "demo-run-v1-2-progress"
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_results_come_back_in_order_and_the_bar_reaches_100() -> None:
+    @flow
+    def mapped() -> list[int]:
+        return results_with_progress(square.map(list(range(7))), "progress-test-squares", "squares")
+
+    assert mapped() == [x * x for x in range(7)]
+    with get_client(sync_client=True) as client:
+        (artifact,) = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["progress-test-squares"]))
+        )
+    assert artifact.type == "progress" and artifact.data == 100.0
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_failed_shard_is_raised_not_swallowed() -> None:
+    @flow
+    def mapped() -> list[int]:
+        return results_with_progress(fail_on.map(list(range(4)), bad=2), "progress-test-failing", "failing")
+
+    with pytest.raises(ValueError, match="shard 2 is broken"):
+        mapped()
