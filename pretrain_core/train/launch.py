@@ -3,11 +3,13 @@ terminate the whole process tree (torchrun starts its workers in sessions of the
 group alone would orphan them).
 
 Termination is SIGTERM first (workers checkpoint and exit, see preemption.py), SIGKILL after a grace period.
+On Linux torchrun also gets SIGTERM from the kernel when its supervisor dies, even by SIGKILL, which no handler sees.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import hashlib
 import logging
 import os
@@ -101,6 +103,13 @@ def _terminate_tree(proc: subprocess.Popen[str], grace_s: float) -> None:
     psutil.wait_procs([member for pid, member in seen.items() if pid != proc.pid], timeout=5)
 
 
+def _terminate_with_parent() -> None:
+    """Runs in the child between fork and exec: ask the kernel for SIGTERM when the parent thread dies. The thread
+    that starts torchrun waits for it in ``run_torchrun``, so it outlives torchrun unless the process is killed."""
+    pr_set_pdeathsig = 1
+    ctypes.CDLL(None, use_errno=True).prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
 def run_torchrun(
     cmd: list[str],
     env: Mapping[str, str] | None = None,
@@ -121,6 +130,7 @@ def run_torchrun(
         stderr=subprocess.STDOUT,
         text=True,
         start_new_session=True,
+        preexec_fn=_terminate_with_parent if sys.platform == "linux" else None,
     )
     assert proc.stdout is not None
     reader = threading.Thread(target=_stream, args=(proc.stdout, name), daemon=True)

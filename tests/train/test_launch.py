@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import sys
 import textwrap
 import threading
@@ -80,3 +83,50 @@ def test_cancel_terminates_torchrun_and_its_workers(tmp_path: Path) -> None:
     assert cancel.is_set() and rc != 0
     pids = [int(p.name.split("-")[1]) for p in tmp_path.glob("pid-*")]
     assert len(pids) == 2 and _gone(pids)
+
+
+# A worker that exits on SIGTERM, as training does after its checkpoint.
+POLITE = textwrap.dedent(
+    """
+    import os, sys, time
+    open(os.path.join(sys.argv[1], f"pid-{os.getpid()}"), "w").close()
+    time.sleep(600)
+    """
+)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="parent-death signal is Linux only")
+def test_killing_the_supervisor_outright_still_stops_torchrun_and_its_workers(tmp_path: Path) -> None:
+    worker = tmp_path / "polite.py"
+    worker.write_text(POLITE)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node=2", str(worker)]
+    supervisor = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pretrain_core.train.launch import run_torchrun; "
+            "run_torchrun(sys.argv[1:], env={'OMP_NUM_THREADS': '1'})",
+            *cmd,
+            str(tmp_path),
+        ],
+        env={**os.environ, **ENV},
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while len(list(tmp_path.glob("pid-*"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        pids = [int(p.name.split("-")[1]) for p in tmp_path.glob("pid-*")]
+        assert len(pids) == 2, "workers never started"
+        torchrun = [
+            c for c in psutil.Process(supervisor.pid).children() if "torch.distributed.run" in " ".join(c.cmdline())
+        ]
+        assert len(torchrun) == 1
+        supervisor.send_signal(signal.SIGKILL)  # no handler runs: only the kernel can tell torchrun
+        supervisor.wait()
+        deadline = time.monotonic() + 30  # torchrun gives its workers time to exit on SIGTERM
+        while not _gone([torchrun[0].pid, *pids]) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert _gone([torchrun[0].pid, *pids])
+    finally:
+        if supervisor.poll() is None:
+            supervisor.kill()
