@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from pretrain_core.config import ConfigError, PipelineConfig, load_config
+from pretrain_core.stage_quality.report import LABELLED_ROOT, PARTS
 
 STAGES = ("ingest", "clean", "dedup", "pii", "quality", "mixture", "tokenize")
 
@@ -22,6 +23,7 @@ examples:
   pretrain corpus --set execution.dask_address=tcp://scheduler:8786
   pretrain stage dedup --input docs.jsonl.gz --output out/dedup
   pretrain config show --set mixture.weights.code=0.2
+  pretrain stage-report                         # every data stage on its labelled set, against baselines
 """
 
 
@@ -90,6 +92,18 @@ def build_parser() -> argparse.ArgumentParser:
     stage.add_argument("--text-field", default="text", help="text field of raw JSONL/Parquet (default: text)")
     _add_config_args(stage)
 
+    report = commands.add_parser(
+        "stage-report",
+        help="measure each data stage on its labelled set (data/labelled) beside a well-known baseline",
+        description="Run dedup, PII, quality, language id, mixture and tokenizer on labelled real text and print "
+        "precision/recall/F1, ROC-AUC, accuracy and the other figures, ours beside a baseline run on the same "
+        "items, each of ours against its bar. Exits 1 when one of our figures misses its bar.",
+    )
+    report.add_argument("--stage", dest="parts", action="append", choices=PARTS, help="only this part (repeatable)")
+    report.add_argument("--limit", type=int, metavar="N", help="a deterministic slice of N items per set (quick check)")
+    report.add_argument("--sets", default=str(LABELLED_ROOT), metavar="DIR", help="root of the labelled sets")
+    report.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown to FILE")
+
     config = commands.add_parser("config", help="show or validate a pipeline config")
     config.add_argument("action", choices=("show", "validate"), help="show: print the resolved YAML; validate")
     _add_config_args(config)
@@ -123,6 +137,25 @@ def _run_stage(args: argparse.Namespace) -> None:
     print(f"manifest: {args.output.rstrip('/')}/manifest.json")
 
 
+def _stage_report(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from pretrain_core.stage_quality.report import evaluate_part, misses, render_markdown, render_text
+
+    figures = []
+    for part in args.parts or PARTS:
+        result = evaluate_part(part, Path(args.sets), args.limit)
+        print(f"{part}: {len(result.figures)} figures in {result.seconds:.1f} s", file=sys.stderr)
+        figures += result.figures
+    print(render_text(figures))
+    if args.markdown:
+        Path(args.markdown).write_text(render_markdown(figures) + "\n", encoding="utf-8")
+    missed = misses(figures)
+    for figure in missed:
+        print(f"below the bar: {figure.stage} {figure.metric} {figure.group} = {figure.value:.4f} ({figure.bar})")
+    return 1 if missed else 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(message)s")
@@ -138,6 +171,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"# config hash: {cfg.hash()}")
         elif args.command == "stage":
             _run_stage(args)
+        elif args.command == "stage-report":
+            return _stage_report(args)
         elif args.command == "corpus":
             from flows.corpus_rebuild import corpus_rebuild
 
