@@ -103,7 +103,7 @@ def main() -> None:
     ours_seconds, (pairs, _) = cpu_time(lambda: ours(texts, cfg), args.repeat)
     base_seconds, _ = cpu_time(lambda: baseline(texts, cfg, params), args.repeat)
     with tempfile.TemporaryDirectory() as workdir:
-        fit_seconds, summary = cpu_time(lambda: full_fit(docs, cfg, Path(workdir)))
+        fit_seconds, summary = cpu_time(lambda: full_fit(docs, cfg, Path(workdir)), args.repeat)
     naive = Rate("datasketch: MinHash.update(sha1) loop + insert", base_seconds, len(texts), size)
     rates = [
         Rate("ours: numpy signatures + MinHashLSH", ours_seconds, len(texts), size),

@@ -46,8 +46,10 @@ def split_loose_clusters(
     """Rebuild clusters holding a member less similar than ``floor`` to its representative; return the new roots
     and how many clusters were split.
 
-    Members are taken in rank order: the best unassigned one leads a new cluster and takes every unassigned
-    member at least ``floor`` similar to it. Deterministic, and each member ends up close to its own leader.
+    Leaders are picked in rank order: the best-ranked member not yet within ``floor`` of a leader becomes the next
+    one. Each member then joins the leader it is most similar to (the best-ranked on ties), which is at least
+    ``floor`` similar since the member was close to the leader that covered it. Deterministic, and each member
+    ends up with the nearest representative rather than merely the first one close enough.
     """
     roots = roots.copy()
     splits = 0
@@ -58,12 +60,16 @@ def split_loose_clusters(
         if hi - lo == 1:
             continue
         remaining = order[lo:hi]
-        groups = 0
+        leaders = []
         while remaining.size:
-            leader = remaining[0]
-            close = np.concatenate(([True], similarity(int(leader), remaining[1:]) >= floor))
-            roots[remaining[close]] = leader
-            remaining = remaining[~close]
-            groups += 1
-        splits += groups > 1
+            leaders.append(int(remaining[0]))
+            remaining = remaining[1:][similarity(leaders[-1], remaining[1:]) < floor]
+        if len(leaders) == 1:
+            roots[order[lo:hi]] = leaders[0]
+            continue
+        members = np.setdiff1d(order[lo:hi], leaders)
+        closeness = np.stack([similarity(leader, members) for leader in leaders])
+        roots[leaders] = leaders
+        roots[members] = np.array(leaders)[np.argmax(closeness, axis=0)]
+        splits += 1
     return roots, splits

@@ -60,14 +60,17 @@ class ShingleSets:
     def of(self, doc: int) -> np.ndarray:
         return self.hashes[self.offsets[doc] : self.offsets[doc + 1]]
 
+    def overlap(self, doc: int, other: int) -> tuple[int, int]:
+        """Shingles the two documents share, and the size of the union of their sets."""
+        mine, theirs = self.of(doc), self.of(other)
+        shared = np.intersect1d(mine, theirs, assume_unique=True).size
+        return shared, mine.size + theirs.size - shared
+
     def jaccard(self, doc: int, others: np.ndarray) -> np.ndarray:
         """Exact Jaccard similarity of one document's shingle set with each of ``others``."""
-        mine = self.of(doc)
         out = np.empty(len(others), dtype=np.float64)
         for k, other in enumerate(others.tolist()):
-            theirs = self.of(other)
-            shared = np.intersect1d(mine, theirs, assume_unique=True).size
-            union = mine.size + theirs.size - shared
+            shared, union = self.overlap(doc, other)
             out[k] = shared / union if union else 0.0
         return out
 
@@ -125,6 +128,12 @@ def shingle_sets(
     return ShingleSets.concat(parts)
 
 
+def char_shingled(normalized: Sequence[str], kind: ShingleKind, min_unspaced_share: float) -> np.ndarray:
+    """Which of the normalised texts ``shingle_sets`` cuts into character rather than word shingles."""
+    points, _, doc_of_char = _code_points(normalized)
+    return _char_mode(points, doc_of_char, len(normalized), kind, min_unspaced_share)
+
+
 def fmix64(values: np.ndarray) -> np.ndarray:
     """MurmurHash3's 64-bit finaliser: an avalanching bijection, so every output bit depends on every input bit."""
     values = values ^ (values >> np.uint64(33))
@@ -137,17 +146,23 @@ def fmix64(values: np.ndarray) -> np.ndarray:
 def _batch_sets(
     texts: list[str], kind: ShingleKind, word_ngram: int, char_ngram: int, min_unspaced_share: float
 ) -> ShingleSets:
-    joined = _SEPARATOR.join(texts).encode("utf-32-le", errors="surrogatepass")
-    points = np.frombuffer(joined, dtype=np.uint32).astype(np.uint64)
-    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    points, lengths, doc_of_char = _code_points(texts)
     starts = np.concatenate(([0], np.cumsum(lengths + 1)[:-1])).astype(np.int64)
-    doc_of_char = np.repeat(np.arange(len(texts), dtype=np.int64), lengths + 1)[: points.size]
     by_char = _char_mode(points, doc_of_char, len(texts), kind, min_unspaced_share)
     word_docs, word_starts, word_ends = _word_spans(points, doc_of_char, ~by_char, word_ngram)
     char_docs, char_starts, char_ends = _char_spans(starts, np.where(by_char, lengths, 0), char_ngram)
     docs = np.concatenate((word_docs, char_docs))
     hashes = _span_hashes(points, np.concatenate((word_starts, char_starts)), np.concatenate((word_ends, char_ends)))
     return _unique_per_doc(docs, hashes, len(texts))
+
+
+def _code_points(texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The texts joined by separators as code points, each text's length, and the text each code point is in."""
+    joined = _SEPARATOR.join(texts).encode("utf-32-le", errors="surrogatepass")
+    points = np.frombuffer(joined, dtype=np.uint32).astype(np.uint64)
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
+    doc_of_char = np.repeat(np.arange(len(texts), dtype=np.int64), lengths + 1)[: points.size]
+    return points, lengths, doc_of_char
 
 
 def _char_mode(

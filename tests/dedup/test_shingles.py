@@ -5,7 +5,7 @@ from collections.abc import Callable
 import numpy as np
 
 from pretrain_core.dedup.normalize import normalize_text
-from pretrain_core.dedup.shingles import ShingleSets, shingle_sets
+from pretrain_core.dedup.shingles import ShingleSets, char_shingled, shingle_sets
 
 
 def _word_shingles(text: str, k: int) -> set[str]:
@@ -49,6 +49,27 @@ def test_auto_uses_characters_for_chinese_and_words_for_english(
     assert sets.sizes[1] == len(_word_shingles(english, 5))
     assert sets.sizes[2] > 3 * len(normalize_text(tutor("ja")).split())  # Japanese: characters too
     assert _sets([chinese], "word").sizes[0] == len(_word_shingles(chinese, 5))
+
+
+def test_overlap_counts_shared_shingles_and_the_union(licence: Callable[[str], str]) -> None:
+    texts = [normalize_text(licence(name)) for name in ("LGPL-2", "LGPL-2.1")]
+    reference = [_word_shingles(t, 5) for t in texts]
+    sets = _sets(texts)
+    assert sets.overlap(0, 1) == (len(reference[0] & reference[1]), len(reference[0] | reference[1]))
+    assert sets.overlap(1, 1) == (len(reference[1]), len(reference[1]))
+
+
+def test_char_shingled_tells_which_texts_get_character_shingles(
+    tutor: Callable[[str], str], licence: Callable[[str], str]
+) -> None:
+    texts = [normalize_text(t) for t in (tutor("zh_cn"), licence("MPL-2.0"), tutor("ja"), "")]
+    assert char_shingled(texts, "auto", 0.3).tolist() == [True, False, True, False]
+    assert char_shingled(texts, "word", 0.3).tolist() == [False] * 4
+    assert char_shingled(texts[:2], "char", 0.3).tolist() == [True, True]
+    assert char_shingled([], "auto", 0.3).size == 0
+    # The decision is the one shingle_sets makes: a character-shingled text has more shingles than words.
+    sets = _sets(texts[:3])
+    assert sets.sizes[2] > 3 * len(texts[2].split()) and sets.sizes[1] == len(_word_shingles(texts[1], 5))
 
 
 def test_short_and_empty_documents() -> None:
