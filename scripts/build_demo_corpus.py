@@ -23,8 +23,6 @@ fixed, and WARC record ids and dates are derived from the URL. The same package 
 
 from __future__ import annotations
 
-import argparse
-import filecmp
 import gzip
 import hashlib
 import html
@@ -34,7 +32,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import uuid
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -48,6 +45,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 import zstandard
+from rebuild import build_or_check  # scripts/rebuild.py: scripts/ is on sys.path when run
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
@@ -1192,35 +1190,8 @@ def build(out: Path) -> list[Built]:
     return built
 
 
-def differences(left: Path, right: Path) -> list[str]:
-    """Relative paths that differ between two corpus trees (missing on one side, or different bytes)."""
-    names = {p.relative_to(left).as_posix() for p in left.rglob("*") if p.is_file()}
-    names |= {p.relative_to(right).as_posix() for p in right.rglob("*") if p.is_file()}
-    return sorted(
-        n
-        for n in names
-        if not ((left / n).is_file() and (right / n).is_file() and filecmp.cmp(left / n, right / n, shallow=False))
-    )
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="corpus directory (default: data/demo)")
-    parser.add_argument(
-        "--check",
-        action="store_true",
-        help="rebuild into a temporary directory and report files that differ from --out (exit 1 if any)",
-    )
-    args = parser.parse_args(argv)
-    if not args.check:
-        build(args.out)
-        return 0
-    with tempfile.TemporaryDirectory() as tmp:
-        build(Path(tmp))
-        diff = differences(Path(tmp), args.out)
-    for name in diff:
-        print(f"differs: {name}", file=sys.stderr)
-    return 1 if diff else 0
+    return build_or_check(build, DEFAULT_OUT, __doc__, argv)
 
 
 if __name__ == "__main__":

@@ -51,42 +51,57 @@ class NormalizeConfig(StrictModel):
     )
 
 
+# Rough share of web pages per language, in percent, for the languages that share a script: rounded values of the
+# order Common Crawl's language statistics show (not one crawl's table); only ratios, and their order of magnitude,
+# matter. A language left out gets the smallest share.
+WEB_LANGUAGE_SHARES = {
+    "en": 45.0, "ru": 6.0, "de": 5.5, "es": 4.5, "fr": 4.5, "it": 2.5, "pt": 2.2, "nl": 2.0, "pl": 1.8,
+    "tr": 1.1, "cs": 1.0, "id": 1.0, "vi": 1.0, "fa": 0.7, "sv": 0.7, "ar": 0.6, "uk": 0.6, "hu": 0.5,
+    "ro": 0.5, "da": 0.4, "fi": 0.35, "bg": 0.3, "no": 0.3, "sk": 0.3, "ca": 0.2, "hr": 0.2, "lt": 0.15,
+    "et": 0.1, "hi": 0.1, "lv": 0.1, "sl": 0.1, "mk": 0.03, "ne": 0.03, "sq": 0.03, "tl": 0.03, "ur": 0.03,
+    "mr": 0.02, "sw": 0.02, "af": 0.01, "cy": 0.01, "so": 0.01,
+}  # fmt: skip
+
+
 class LangIdConfig(StrictModel):
-    """Language identification: Unicode script first, langdetect only for scripts shared by many languages."""
+    """Language identification: Unicode script first, langdetect's profiles only for scripts shared by many
+    languages."""
 
     prefix_chars: int = Field(
         default=1000,
         ge=50,
         le=100_000,
-        description="Size of the sample examined: the script count reads the first N characters, langdetect up to "
-        "N characters of sentence-like lines. langdetect's cost grows with the sample while its answer stops "
+        description="Size of the sample examined: the script count reads the first N characters, the n-gram scoring "
+        "up to N characters of sentence-like lines. Its cost grows with the sample while its answer stops "
         "improving after a few hundred characters.",
     )
     min_confidence: float = Field(
-        default=0.7,
+        default=0.5,
         ge=0.0,
         le=1.0,
-        description="Below this probability the language is recorded as 'und' (undetermined).",
+        description="Below this posterior probability the language is recorded as 'und' (undetermined). 0.5: the "
+        "best language is at least as likely as all others together.",
     )
     scan_chars: int = Field(
         default=10_000,
         ge=50,
         le=1_000_000,
-        description="How far into a document to look for sentence-like lines to fill langdetect's sample, so "
+        description="How far into a document to look for sentence-like lines to fill the n-gram sample, so "
         "headers, menus and command synopses do not decide the language.",
     )
     min_letters: int = Field(
-        default=20,
+        default=10,
         ge=1,
         description="Texts in shared scripts (Latin, Cyrillic, ...) with fewer letters in the prefix are 'und': "
-        "langdetect names a language for any two words, with full confidence.",
+        "a word or two is no evidence of a language.",
     )
     script_min_share: float = Field(
         default=0.3,
         gt=0.0,
         le=1.0,
-        description="Share of letters a language-specific script (Han, kana, Hangul, Thai, Greek, ...) needs to "
-        "decide the language without langdetect. 0.3 lets Chinese text full of English terms stay 'zh'.",
+        description="Share of words a language-specific script (Han, kana, Hangul, Thai, Greek, ...) needs to "
+        "decide the language without n-gram scoring; each Han or kana character counts as a word. 0.3 lets Chinese "
+        "text full of English terms stay 'zh'.",
     )
     kana_min_share: float = Field(
         default=0.05,
@@ -94,6 +109,12 @@ class LangIdConfig(StrictModel):
         le=1.0,
         description="Share of CJK letters that must be kana for Japanese rather than Chinese: Japanese prose is "
         "rarely under 20% kana, Chinese has none.",
+    )
+    prior: dict[str, float] = Field(
+        default_factory=lambda: dict(WEB_LANGUAGE_SHARES),
+        description="Prior weight per language (ISO 639-1) in the n-gram scoring, roughly the share of web text: "
+        "short text that fits two languages goes to the more common one (Dutch, not Afrikaans). Raise a "
+        "language your corpus is rich in; languages left out get the smallest weight given.",
     )
     allowed: list[str] = Field(
         default_factory=list,
@@ -105,6 +126,14 @@ class LangIdConfig(StrictModel):
         description="Keep documents whose language is 'und' (even when `allowed` is set); they still face the prose "
         "rules. False drops them as 'language_undetermined'.",
     )
+
+    @field_validator("prior")
+    @classmethod
+    def _positive_prior(cls, value: dict[str, float]) -> dict[str, float]:
+        bad = {lang: weight for lang, weight in value.items() if not weight > 0}
+        if bad:
+            raise ValueError(f"prior weights must be positive, got {bad}")
+        return dict(sorted(value.items()))
 
 
 class ProseThresholds(StrictModel):

@@ -1,9 +1,10 @@
 """Train the SentencePiece tokenizer from a seeded sample of the corpus, reproducibly to the byte.
 
 The sample is the documents with the smallest seeded hash of their id whose text covers ``max_training_chars``,
-so it depends neither on shard layout nor on order. Documents are fed line by line (long lines cut), the model
-comes back through an in-memory writer (no temp paths end up in it) and the thread count is cleared from the
-stored trainer spec, so the same corpus and config give the same ``tokenizer.model`` bytes on any machine.
+so it depends neither on shard layout nor on order. Documents are fed as runs of whole lines with their line breaks
+(long lines cut), the model comes back through an in-memory writer (no temp paths end up in it) and the thread
+count is cleared from the stored trainer spec, so the same corpus and config give the same ``tokenizer.model``
+bytes on any machine.
 """
 
 from __future__ import annotations
@@ -48,18 +49,31 @@ def sample_documents(input_urls: list[str], max_chars: int, seed: int) -> list[s
     return [text for _, _, text in sorted(heap, key=lambda item: (-item[0], item[1]))]
 
 
-def training_sentences(texts: Iterable[str], max_chars: int, max_sentence_chars: int) -> Iterator[str]:
-    """Non-blank lines of the texts, long lines cut at a space where possible, stopping at ``max_chars``."""
+def training_chunks(texts: Iterable[str], max_chars: int, max_chunk_chars: int) -> Iterator[str]:
+    """The texts as runs of whole lines (line breaks and indentation kept) of at most ``max_chunk_chars``, long lines
+    cut at a space where possible, blank runs skipped, stopping at ``max_chars``.
+
+    Lines are kept together so the tokenizer learns line breaks the way text uses them: a blank line, a line break
+    followed by indentation, a colon ending a line of code. Fed one line at a time it never sees a line break.
+    """
     budget = max_chars
     for text in texts:
-        for line in text.splitlines():
-            if not line.strip():
-                continue
-            for piece in _cut(line, max_sentence_chars):
-                if budget <= 0:
-                    return
-                yield piece[:budget]
-                budget -= len(piece)
+        chunk = ""
+        for line in text.splitlines(keepends=True):
+            for piece in _cut(line, max_chunk_chars):
+                if len(chunk) + len(piece) > max_chunk_chars:
+                    if chunk.strip():
+                        yield chunk[:budget]
+                        budget -= len(chunk)
+                        if budget <= 0:
+                            return
+                    chunk = ""
+                chunk += piece
+        if chunk.strip():
+            yield chunk[:budget]
+            budget -= len(chunk)
+            if budget <= 0:
+                return
 
 
 def _cut(line: str, limit: int) -> Iterator[str]:
@@ -110,7 +124,7 @@ def fit_tokenizer(input_urls: list[str], cfg: TokenizerConfig, artifact_dir: str
     the vocabulary size and the size of the training sample.
     """
     texts = sample_documents(input_urls, cfg.max_training_chars, cfg.seed)
-    sentences = list(training_sentences(texts, cfg.max_training_chars, cfg.max_sentence_chars))
+    sentences = list(training_chunks(texts, cfg.max_training_chars, cfg.max_sentence_chars))
     if not sentences:
         raise ValueError(f"tokenizer: no text to train on in {len(input_urls)} input shard(s)")
     model = train_model(sentences, cfg)

@@ -7,7 +7,7 @@ import sentencepiece as spm
 
 from pretrain_core import storage
 from pretrain_core.tokenize.config import TokenizerConfig
-from pretrain_core.tokenize.train import fit_tokenizer, sample_documents, tokenizer_sha256, training_sentences
+from pretrain_core.tokenize.train import fit_tokenizer, sample_documents, tokenizer_sha256, training_chunks
 
 ShardWriter = Callable[[list[dict[str, str]], Path, int], list[str]]
 
@@ -33,10 +33,11 @@ def test_card_records_the_model_hash_and_size(tokenizer_artifacts: dict[str, str
     assert card["training_chars"] <= 400_000
 
 
-def test_model_keeps_whitespace_and_line_breaks(tokenizer_artifacts: dict[str, str]) -> None:
+def test_model_learns_line_breaks_and_indentation(tokenizer_artifacts: dict[str, str]) -> None:
     tokenizer = spm.SentencePieceProcessor(model_proto=storage.read_bytes(tokenizer_artifacts["tokenizer"]))
-    pieces = tokenizer.encode("def f():\n        return 1\r\n", out_type=str)
-    assert "\n" in pieces and "\r\n" in pieces  # line breaks are single pieces, not bytes
+    pieces = tokenizer.encode("def f():\n        return 1\n\n", out_type=str)
+    assert "<0x0A>" not in pieces  # line breaks are in pieces learned from the text, never spelled as bytes
+    assert any("\n" in p for p in pieces)
     assert any(set(p) == {"▁"} and len(p) >= 4 for p in pieces)  # indentation is a whitespace-only piece
 
 
@@ -58,13 +59,14 @@ def test_sample_takes_everything_when_the_corpus_is_small(
     assert sorted(sample_documents(quality_shards, 10**9, seed=0)) == sorted(d["text"] for d in documents)
 
 
-def test_training_sentences_are_nonblank_bounded_lines_within_budget(documents: list[dict[str, str]]) -> None:
+def test_training_chunks_are_whole_lines_within_bounds_and_budget(documents: list[dict[str, str]]) -> None:
     texts = [d["text"] for d in documents]
-    sentences = list(training_sentences(texts, max_chars=30_000, max_sentence_chars=64))
-    assert sentences and all(0 < len(s) <= 64 and s.strip() and "\n" not in s for s in sentences)
-    assert sum(map(len, sentences)) == 30_000
-    every = "".join(training_sentences(texts[:1], max_chars=10**9, max_sentence_chars=64))
-    assert every == "".join(line for line in texts[0].splitlines() if line.strip())  # cuts lose nothing
+    chunks = list(training_chunks(texts, max_chars=30_000, max_chunk_chars=256))
+    assert chunks and all(0 < len(c) <= 256 and c.strip() for c in chunks)
+    assert sum(map(len, chunks)) == 30_000
+    assert sum("\n" in c[:-1] for c in chunks) > len(chunks) // 2  # most chunks hold several lines
+    every = "".join(training_chunks(texts[:1], max_chars=10**9, max_chunk_chars=64))
+    assert every.split() == texts[0].split()  # cuts lose no word, only runs of blank lines between chunks
 
 
 def test_too_large_vocabulary_is_refused_with_the_setting_named(quality_shards: list[str], tmp_path: Path) -> None:

@@ -1,0 +1,46 @@
+"""The command line the data builders share: build a directory, or rebuild it elsewhere and compare (`--check`),
+which is how we show a shipped data set is exactly what its script makes."""
+
+from __future__ import annotations
+
+import argparse
+import filecmp
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+
+def differences(left: Path, right: Path) -> list[str]:
+    """Relative paths that differ between two trees (missing on one side, or different bytes)."""
+    names = {p.relative_to(left).as_posix() for p in left.rglob("*") if p.is_file()}
+    names |= {p.relative_to(right).as_posix() for p in right.rglob("*") if p.is_file()}
+    return sorted(
+        n
+        for n in names
+        if not ((left / n).is_file() and (right / n).is_file() and filecmp.cmp(left / n, right / n, shallow=False))
+    )
+
+
+def build_or_check(
+    build: Callable[[Path], object], default_out: Path, description: str | None, argv: Sequence[str] | None = None
+) -> int:
+    """`build(out)`; with --check, build into a temporary directory and exit 1 listing the files that differ."""
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--out", type=Path, default=default_out, help="output directory (default: %(default)s)")
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="rebuild into a temporary directory and report files that differ from --out (exit 1 if any)",
+    )
+    args = parser.parse_args(argv)
+    if not args.check:
+        build(args.out)
+        return 0
+    with tempfile.TemporaryDirectory() as tmp:
+        build(Path(tmp))
+        diff = differences(Path(tmp), args.out)
+    for name in diff:
+        print(f"differs: {name}", file=sys.stderr)
+    print(f"{args.out}: {'differs' if diff else 'up to date'}")
+    return 1 if diff else 0
