@@ -19,6 +19,9 @@ import numpy as np
 import scipy.sparse
 from sklearn.linear_model import LogisticRegression
 
+from pretrain_core.pii.address_patterns import find_addresses
+from pretrain_core.pii.cjk_names import CjkNames, has_cjk_cue
+from pretrain_core.pii.name_lists import NameLists, chinese_surnames, japanese_names
 from pretrain_core.pii.spans import Span
 from pretrain_core.pii.tokens import FEATURE_KINDS, Featurizer, Token, lexical, token_texts, tokenize
 from pretrain_core.pii.training_data import Example
@@ -28,7 +31,7 @@ LABELS = ("O", "person", "address")
 # word after a comma that starts an address" from "a word inside a name" far better than one class per kind.
 _CLASSES = ("O", "B-person", "I-person", "B-address", "I-address")
 _CLASS_LABEL = np.array([0, 1, 1, 2, 2])
-_FORMAT = 1
+_FORMAT = 2
 # Spans grow from tokens at the threshold through neighbours at this fraction of it (hysteresis), so a confident
 # surname pulls in a less certain first name instead of leaving half a name unredacted.
 _CONTINUE_FRACTION = 0.5
@@ -43,8 +46,40 @@ _NAME_PARTICLES = {
 # For addresses also lower-case words ("rue de la"), commas and the signs of flat and house numbers; not table
 # rules or brackets, which chain unrelated cells together.
 _ADDRESS_CONNECTORS = {",", ".", "-", "/", "#", "'", "°", "º", "、", "，"}
-# Chinese and Japanese addresses name a province, city, district, street or block.
-_CJK_ADDRESS_MARK = re.compile(r"[省市区县镇乡村路街道巷号弄座楼室都府県郡町丁目番地]")
+# Chinese and Japanese addresses name a province, city, district, street or block (Taiwan and Hong Kong write
+# them in traditional characters: 縣, 區, 號, 樓).
+_CJK_ADDRESS_MARK = re.compile(r"[省市区區县縣镇鎮乡鄉村路街道巷号號弄座楼樓室都府県郡町丁目番地]")
+_CJK_TITLE = re.compile(
+    r"先生|女士|小姐|老师|教授|博士|同学|经理|主任|医生|律师|同志|总监|师傅|さん|様|氏|君|ちゃん|部長|課長|社長|殿"
+)
+# Words no name starts with, though sentences often do ("Unsere Postanschrift", "Letzte Woche", "The Hurd"):
+# articles, possessives, demonstratives and time adjectives in en, de and fr (not "a", "le" or "la", which
+# are also initials and name particles).
+_NOT_A_NAME_START = {
+    "the", "an", "our", "your", "my", "his", "her", "their", "this", "that", "these", "those", "every", "last",
+    "next", "der", "die", "das", "dem", "den", "des", "ein", "eine", "einen", "einem", "einer", "unsere", "unser",
+    "ihre", "ihr", "meine", "mein", "deine", "dein", "seine", "sein", "diese", "dieser", "dieses", "jede", "jeder",
+    "alle", "letzte", "nächste", "les", "un", "une", "notre", "nos", "votre", "vos", "mon", "ma",
+    "mes", "son", "sa", "ses", "ce", "cette", "ces", "chaque",
+}  # fmt: skip
+_CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
+_KANA_CHAR = re.compile(r"[\u3040-\u30ff]")
+_WORD = re.compile(r"[^\W\d_]+")
+_DIGIT = re.compile(r"\d")
+# After a street or town name: more address words, then a UK postcode, a US state and ZIP code, or a postcode.
+_POSTCODE_AFTER = re.compile(
+    r"(?:,\s*[A-Z][\w'-]*(?:\s[A-Z][\w'-]*){0,2}){0,2},\s*(?:GB-\w+\s)?"
+    r"(?:[A-Z]{1,2}\d[A-Z\d]?\s?\d[A-Z]{2}|[A-Z]{2}\s\d{5}|\d{4,5})\b"
+)
+_LATIN_LETTER = re.compile(r"[A-Za-z]")
+_KATAKANA_EDGE = re.compile(r"[\u30a1-\u30fa\u30fc]{2}")  # a span edge between two katakana cuts a word
+# Three groups of four digits in a row: a card, account or reference number, never part of an address.
+_DIGIT_GROUPS = re.compile(r"\b\d{4}[ -]\d{4}[ -]\d{4}\b")
+# Words no name holds: company forms ("Canonical Ltd") and the endings of German and English common nouns
+# ("Anweisung", "Personal Computern", "Spenden-Website"), which German capitalises like names.
+_NOT_A_NAME_PART = re.compile(
+    r"^(?:Ltd|Inc|Corp|LLC|GmbH|AG|SA|SAS|SARL|KG|plc|Co)$|.{5}(?:ung|heit|keit|schaft|tion|tät|ismus|site|ware)$|.{4}ics$"
+)
 _TITLES = {"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "herr", "frau", "m", "mme", "mlle", "monsieur", "madame"}
 
 
@@ -63,6 +98,11 @@ class NameAddressTagger:
         if weights.shape != (len(keys) + 1, len(_CLASSES)) or bias.shape != (len(_CLASSES),):
             raise ValueError(f"tagger weights {weights.shape} / bias {bias.shape} do not fit {len(keys)} features")
         self.featurizer = featurizer
+        single = [n for n in featurizer.last_names if len(n) == 1]
+        family, given = japanese_names()
+        self.cjk_names = CjkNames(
+            [*chinese_surnames(), *single], [*family, *featurizer.cjk_family, *single], [*given, *featurizer.cjk_given]
+        )
         self.keys = keys.astype(np.int64)
         self.weights = weights.astype(np.float32)
         self.bias = bias.astype(np.float32)
@@ -71,15 +111,15 @@ class NameAddressTagger:
     def fit(
         cls,
         examples: Sequence[Example],
-        first_names: Sequence[str],
-        last_names: Sequence[str],
+        names: NameLists,
         c: float = 3.0,
         min_count: int = 2,
     ) -> NameAddressTagger:
-        """Train on labelled examples with a gazetteer of name lists; words and features seen fewer than
+        """Train on labelled examples with the gazetteer's name lists; words and features seen fewer than
         `min_count` times are dropped (they only overfit). lbfgs on a fixed matrix is deterministic, so equal
         inputs give an equal model."""
-        featurizer = Featurizer.learn([e.text for e in examples], min_count, first_names, last_names)
+        texts = [e.text for e in examples]
+        featurizer = Featurizer.learn(texts, min_count, names.first, names.last, names.cjk_family, names.cjk_given)
         keys, candidates = featurizer.candidate_keys([token_texts(e.text) for e in examples])
         labels = np.concatenate(
             [_token_labels(tokenize(e.text), e.spans)[c] for e, c in zip(examples, candidates, strict=True)]
@@ -133,8 +173,83 @@ class NameAddressTagger:
         return out
 
     def find_spans(self, texts: Sequence[str], threshold: float) -> list[list[Span]]:
-        """Person and address spans per text (see `decode_spans`)."""
-        return [decode_spans(tagged, threshold) for tagged in self.tag(texts)]
+        """Person and address spans per text: the tagger's (see `decode_spans`) less those shape and context
+        checks reject, Chinese and Japanese names next to cues (`cjk_names`) where the tagger found nothing, and
+        addresses of regular shape (`address_patterns`), which replace whatever tagger spans they overlap."""
+        found = []
+        for tagged in self.tag(texts):
+            spans = [s for s in decode_spans(tagged, threshold) if self._named_by_family(tagged.text, s)]
+            spans = _without_towns(tagged.text, _without_common_nouns(tagged.text, spans))
+            spans = _without_address_lines(tagged.text, spans)
+            if has_cjk_cue(tagged.text):
+                spans += [t for t in self.cjk_names.find(tagged.text) if not any(_overlap(t, s) for s in spans)]
+            addresses = find_addresses(tagged.text)
+            if addresses:
+                spans = [s for s in spans if not any(_overlap(s, a) for a in addresses)] + addresses
+            found.append(spans)
+        return found
+
+    def _named_by_family(self, text: str, span: Span) -> bool:
+        """A Chinese or Japanese name starts with a family name of the lists ("奔腾", a CPU, and "防火墙" cut in
+        two do not), and does not cut a katakana word or mix in Latin letters ("パスワ|ード", "Mach マ")."""
+        covered = text[span.start : span.end]
+        if span.type != "person" or not _CJK_CHAR.search(covered):
+            return True
+        if _LATIN_LETTER.search(covered) or _KATAKANA_EDGE.fullmatch(text[max(0, span.start - 1) : span.start + 1]):
+            return False
+        if _KATAKANA_EDGE.fullmatch(text[span.end - 1 : span.end + 1]):
+            return False
+        return self.cjk_names.starts_with_family(covered, japanese=_KANA_CHAR.search(text) is not None)
+
+
+def _without_common_nouns(text: str, spans: list[Span]) -> list[Span]:
+    """Latin-script "names" every word of which the document also writes in lower case are capitalised common
+    words ("Intellectual Property", "Major Component" in a licence that speaks of property and components)."""
+    people = [s for s in spans if s.type == "person" and not _CJK_CHAR.search(text[s.start : s.end])]
+    if not people:
+        return spans
+    common = {s for s in people if all(_written_lower(text, w) for w in _WORD.findall(text[s.start : s.end]))}
+    return [s for s in spans if s not in common] if common else spans
+
+
+def _written_lower(text: str, word: str) -> bool:
+    """Whether the text holds `word` in lower case as a word of its own (not inside an email or a longer word)."""
+    lower = word.lower()
+    return lower != word and re.search(rf"(?<![\w@.\-/]){re.escape(lower)}(?![\w@\-/]|\.\w)", text) is not None
+
+
+def _without_towns(text: str, spans: list[Span]) -> list[Span]:
+    """Names that follow an address on its line, after a comma, are its town ("12 Lowther Close, North
+    Lynneville"): dropped as names (the address span or the town's own address tag hides them)."""
+    addresses = [s for s in spans if s.type == "address"]
+    if not addresses:
+        return spans
+    kept = []
+    for span in spans:
+        gaps = (text[a.end : span.start] for a in addresses if a.end <= span.start)
+        if span.type == "person" and any(gap.strip() in (",", "") and "\n" not in gap for gap in gaps):
+            continue
+        kept.append(span)
+    return kept
+
+
+def _without_address_lines(text: str, spans: list[Span]) -> list[Span]:
+    """Names on a line that has a number before them and a postcode after them are its street or town
+    ("Flat 3, Lowther Close, North Ashby, LE6 2QT", "48 Cedar Ridge Parkway, Maple Falls, OR 97301")."""
+    kept = []
+    for span in spans:
+        if span.type == "person" and not _CJK_CHAR.search(text[span.start : span.end]):
+            line_start = text.rfind("\n", 0, span.start) + 1
+            line_end = text.find("\n", span.end)
+            before, after = text[line_start : span.start], text[span.end : len(text) if line_end < 0 else line_end]
+            if _DIGIT.search(before) and _POSTCODE_AFTER.match(after):
+                continue
+        kept.append(span)
+    return kept
+
+
+def _overlap(a: Span, b: Span) -> bool:
+    return a.start < b.end and b.start < a.end
 
 
 def _rows(known: np.ndarray, keys: np.ndarray) -> np.ndarray:
@@ -158,12 +273,15 @@ def _token_labels(tokens: list[Token], spans: Sequence[Span]) -> np.ndarray:
 
 
 def decode_spans(tagged: TaggedText, threshold: float) -> list[Span]:
-    """Spans of one label: runs of candidate tokens at `_CONTINUE_FRACTION * threshold` or more, bridging short
-    connectors, that contain at least one token at `threshold`. Texts with no such token cost nothing more."""
+    """Spans of one label: runs of candidate tokens that are part of a name or address with probability
+    `_CONTINUE_FRACTION * threshold` or more (each labelled with the likelier of the two), bridging short
+    connectors, that contain at least one token whose label reaches `threshold`. Texts with no such token cost
+    nothing more."""
     weak = threshold * _CONTINUE_FRACTION
-    best = tagged.probabilities.argmax(axis=1)
-    confidence = tagged.probabilities.max(axis=1)
-    tagged_rows = np.flatnonzero((best > 0) & (confidence >= weak))
+    probabilities = tagged.probabilities
+    best = probabilities[:, 1:].argmax(axis=1) + 1  # person or address, whichever is likelier
+    confidence = probabilities[np.arange(len(best)), best]
+    tagged_rows = np.flatnonzero(1.0 - probabilities[:, 0] >= weak)
     if not len(tagged_rows) or confidence[tagged_rows].max() < threshold:
         return []
     words = tagged.tokens
@@ -204,25 +322,40 @@ def _plausible(tagged: TaggedText, span: Span, first: int) -> bool:
 
     A Latin-script address has a number, a capitalised word and at least three tokens (a lone heading is not
     one, nor a row of an upper-case character table) and no sentence ends inside it; a CJK address names an
-    administrative unit and stays on one line. Tables of numbers and words chain into long runs, which are
+    administrative unit, has four CJK characters at least ("号 12345" is a number, not an address) and stays on
+    one line. Tables of numbers and words chain into long runs, which are
     neither. A name has at most eight tokens, or two to six CJK characters (a single character is a word in
     classical prose), and a single Latin word is a name only after a title ("Dr. Weber"), since capitalised
-    words start every sentence.
+    words start every sentence; and no name starts with an article, possessive or demonstrative, or holds a
+    number ("Referenz 4092…", "Commit 1733634").
     """
     covered = tagged.text[span.start : span.end]
     words = token_texts(covered)
     cjk = any(lexical(t).shape in ("han", "kata") for t in words)
     if span.type == "address":
         if cjk:
-            return 5 <= len(covered) <= 60 and "\n" not in covered and bool(_CJK_ADDRESS_MARK.search(covered))
+            characters = sum(lexical(t).shape in ("han", "kata") for t in words)
+            return (
+                characters >= 4
+                and 5 <= len(covered) <= 60
+                and "\n" not in covered
+                and bool(_CJK_ADDRESS_MARK.search(covered))
+            )
         has_number = any(t[0].isdigit() for t in words)
         has_word = any(lexical(t).shape == "Xx" for t in words)
-        return has_number and has_word and 3 <= len(words) <= 30 and ".\n" not in covered
+        grouped_digits = _DIGIT_GROUPS.search(covered) is not None  # "Referenz 5123 8876 0042": a reference
+        return has_number and has_word and not grouped_digits and 3 <= len(words) <= 30 and ".\n" not in covered
     if cjk:
         return 2 <= len(covered.replace(" ", "").replace("\u3000", "")) <= 6
+    if words[0].lower() in _NOT_A_NAME_START or any(word[0].isdigit() for word in words):
+        return False
+    if any(_NOT_A_NAME_PART.search(word) for word in words):
+        return False
     if len(words) > 1:
         return len(words) <= 8
-    return any(word.lower() in _TITLES for word in tagged.tokens[max(0, first - 2) : first])
+    before = tagged.tokens[max(0, first - 2) : first]
+    initial = len(before) == 2 and before[1] == "." and len(before[0]) == 1 and before[0].isupper()  # "L. Davis"
+    return initial or any(word.lower() in _TITLES for word in before)
 
 
 def _bridgeable(tagged: TaggedText, starts: list[int], last: int, index: int, label: str) -> bool:

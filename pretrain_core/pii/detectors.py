@@ -30,11 +30,22 @@ _IPV6 = re.compile(
 )
 # Words that make a dotted quad a version, a section number or an object identifier rather than an address.
 _NOT_AN_IP_BEFORE = re.compile(
-    r"version|ver\b|release|build|firmware|rev\b|oid\b|section|§|版本|バージョン", re.IGNORECASE
+    r"\bversion|\bver\b|\brelease|\bbuild|\bfirmware|\brev\b|\boid\b|\bsection|§|版本|バージョン", re.IGNORECASE
 )
+_CLAUSE_BREAK = re.compile(r"[。；！？;!?\n（(]")
 _SECTION_AROUND = re.compile(r"第\s*[\d.]+\s*[節节章条]")
 _CARD = re.compile(r"(?<![\w\-.])\d(?:[ \-]?\d){12,18}(?![\w\-]|[.,]\d)", re.ASCII)
-_CARD_WORDS = re.compile(r"card|visa|master|amex|american express|credit|debit|karte|carte|卡|カード", re.IGNORECASE)
+_CARD_WORDS = re.compile(
+    r"card|visa|master|amex|american express|credit|debit|payment|karte|zahlung|carte|paiement|卡|支付|付款|カード|"
+    r"支払|決済",
+    re.IGNORECASE,
+)
+# Words that make an unbroken digit run an order, invoice or serial number, unless a card word is also there.
+_NOT_A_CARD_BEFORE = re.compile(
+    r"order|invoice|ticket|serial|tracking|isbn|\bref\b|bestell|rechnung|commande|facture|订单|单号|编号|序列号|注文|"
+    r"シリアル|参照番号",
+    re.IGNORECASE,
+)
 _IBAN = re.compile(r"(?<![\w])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){10,30}", re.ASCII)
 _US_SSN = re.compile(r"(?<![\w\-])\d{3}([- ])\d{2}\1\d{4}(?![\w\-])", re.ASCII)
 _CN_RESIDENT_ID = re.compile(r"(?<![0-9A-Za-z])[1-8]\d{16}[0-9Xx](?![0-9A-Za-z])", re.ASCII)
@@ -42,6 +53,10 @@ _FR_NIR = re.compile(r"(?<![\w])[1278] ?\d{2} ?\d{2} ?(?:\d{2}|2[AB]) ?\d{3} ?\d
 _UK_NINO = re.compile(r"(?<![\w])[A-Z]{2} ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![\w])", re.ASCII)
 _DE_TAX_ID = re.compile(r"(?<![\w])\d{2} ?\d{3} ?\d{3} ?\d{3}(?![\w])", re.ASCII)
 _DE_TAX_WORDS = re.compile(r"steuer|identifikationsnummer|idnr|tax\s*id|\btin\b", re.IGNORECASE)
+# Japanese My Number: twelve digits, unbroken or in fours, named by a word before it (a bare twelve-digit run
+# passes its check digit one time in ten).
+_JP_MY_NUMBER = re.compile(r"(?<![\w\-])\d{4}([ \-]?)\d{4}\1\d{4}(?![\w\-])", re.ASCII)
+_JP_MY_NUMBER_WORDS = re.compile(r"マイナンバー|個人番号|my\s*number", re.IGNORECASE)
 _SECRET_TOKENS = re.compile(
     r"(?<![A-Za-z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Za-z0-9])"  # AWS access key id
     r"|(?<!\w)gh[pousr]_[A-Za-z0-9]{36}(?!\w)"  # GitHub classic tokens
@@ -50,12 +65,13 @@ _SECRET_TOKENS = re.compile(
     r"|https://hooks\.slack\.com/services/T[A-Z0-9]+/B[A-Z0-9]+/[A-Za-z0-9]{16,}"  # Slack webhooks
     r"|(?<![\w-])AIza[0-9A-Za-z_\-]{35}(?![\w-])"  # Google API keys
     r"|(?<!\w)[sr]k_live_[0-9A-Za-z]{24,99}(?!\w)"  # Stripe live keys
+    r"|(?<![\w-])eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{16,}(?![\w-])"  # JSON web tokens
     r"|-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----.*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----",
     re.DOTALL | re.ASCII,
 )
 _SECRET_TOKEN_MARKERS = (
     "AKIA", "ASIA", "ABIA", "ACCA", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_", "xox", "hooks.slack.com",
-    "AIza", "k_live_", "PRIVATE KEY",
+    "AIza", "k_live_", "PRIVATE KEY", "eyJ",
 )  # fmt: skip
 _SECRET_KEY_WORDS = ("key", "secret", "token", "passw", "pwd", "auth", "credential")
 _SECRET_KEY_NAME = r"(?:api[_-]?key|apikey|secret|token|passw(?:or)?d|pwd|access[_-]?key|auth|credentials?)[\w.\-]*"
@@ -67,7 +83,7 @@ _SECRET_BARE = re.compile(
     _SECRET_KEY_NAME + r"\s*[:=]\s*([A-Za-z0-9/+_\-]{16,200}={0,2})(?![\w(.\[/+=\-])", re.IGNORECASE | re.ASCII
 )
 _DIGIT = re.compile(r"\d", re.ASCII)
-_NINE_DIGITS = re.compile(r"\d(?:[ \-]?\d){8}", re.ASCII)
+_EIGHT_DIGITS = re.compile(r"\d(?:[ \-]?\d){7}", re.ASCII)
 
 
 def find_emails(text: str) -> Iterator[Span]:
@@ -99,7 +115,10 @@ def find_ips(text: str, keep_private: bool = True) -> Iterator[Span]:
 def _looks_like_version(text: str, start: int, end: int) -> bool:
     """A version ("v1.2.3.4", "version 1.2.3.4") or a section number ("4.2.13.1. Partitioning" opening a line,
     "第 1.3.2.1 節")."""
-    if text[start - 1 : start] in ("v", "V") or _NOT_AN_IP_BEFORE.search(text, max(0, start - 20), start):
+    if text[start - 1 : start] in ("v", "V"):
+        return True
+    clause = _CLAUSE_BREAK.split(text[max(0, start - 20) : start])[-1]  # "版本；…（地址 x": another clause's word
+    if _NOT_AN_IP_BEFORE.search(clause):
         return True
     line_start = not text[text.rfind("\n", 0, start) + 1 : start].strip()
     return (line_start and text[end : end + 1] in (".", ")")) or bool(
@@ -114,13 +133,17 @@ def find_cards(text: str) -> Iterator[Span]:
         number = match.group()
         if not (_card_grouping(number) and validators.card_valid(number)):
             continue
-        unbroken = number.isdigit()
-        if (
-            not unbroken
-            or len(number) in (15, 16)
-            or _CARD_WORDS.search(text, max(0, match.start() - 40), match.start())
-        ):
-            yield Span(match.start(), match.end(), "card")
+        if number.isdigit() and not _unbroken_card_context(text, match.start(), len(number)):
+            continue
+        yield Span(match.start(), match.end(), "card")
+
+
+def _unbroken_card_context(text: str, start: int, length: int) -> bool:
+    """An unbroken run is a card at the common lengths (15, 16) unless an order or serial word names it, and at
+    any length after a card word."""
+    if _CARD_WORDS.search(text, max(0, start - 40), start):
+        return True
+    return length in (15, 16) and not _NOT_A_CARD_BEFORE.search(text, max(0, start - 30), start)
 
 
 def _card_grouping(text: str) -> bool:
@@ -144,16 +167,25 @@ def find_ibans(text: str) -> Iterator[Span]:
         while count < expected and end < match.end():
             count += text[end] != " "
             end += 1
-        if count == expected and not text[end : end + 1].isalnum() and validators.iban_valid(text[match.start() : end]):
+        # ASCII letters and digits only: Chinese or Japanese text may follow an IBAN without a space.
+        after = text[end : end + 1]
+        if (
+            count == expected
+            and not (after.isascii() and after.isalnum())
+            and validators.iban_valid(text[match.start() : end])
+        ):
             yield Span(match.start(), end, "iban")
 
 
 def find_national_ids(text: str) -> Iterator[Span]:
-    """US SSN, PRC resident id, French NIR, UK NINO, and German tax ids where a tax word names them."""
+    """US SSN, PRC resident id, French NIR, UK NINO, and German tax ids and Japanese My Numbers where a word before
+    them names them."""
     for match in _UK_NINO.finditer(text):
         if validators.uk_nino_valid(match.group()):
             yield Span(match.start(), match.end(), "national_id")
-    if not _NINE_DIGITS.search(text):  # every other id has nine digits or more: one scan rules most texts out
+    # Every other id has eight digits in a row or more (a Corsican NIR "2A 818 573 25" has eight after its
+    # department): one scan rules most texts out.
+    if not _EIGHT_DIGITS.search(text):
         return
     checks: tuple[tuple[re.Pattern[str], Callable[[str], bool]], ...] = (
         (_US_SSN, validators.us_ssn_valid),
@@ -164,10 +196,16 @@ def find_national_ids(text: str) -> Iterator[Span]:
         for match in pattern.finditer(text):
             if valid(match.group()):
                 yield Span(match.start(), match.end(), "national_id")
-    for match in _DE_TAX_ID.finditer(text):
-        named = _DE_TAX_WORDS.search(text, max(0, match.start() - 40), match.start())
-        if named and validators.de_tax_id_valid(match.group()):
-            yield Span(match.start(), match.end(), "national_id")
+    named_checks: tuple[tuple[re.Pattern[str], re.Pattern[str], Callable[[str], bool]], ...] = (
+        (_DE_TAX_ID, _DE_TAX_WORDS, validators.de_tax_id_valid),
+        (_JP_MY_NUMBER, _JP_MY_NUMBER_WORDS, validators.jp_my_number_valid),
+    )
+    for pattern, words, valid in named_checks:
+        if not words.search(text):  # the naming word is needed anyway, and rarer than the digit runs
+            continue
+        for match in pattern.finditer(text):
+            if words.search(text, max(0, match.start() - 40), match.start()) and valid(match.group()):
+                yield Span(match.start(), match.end(), "national_id")
 
 
 def find_secrets(text: str) -> Iterator[Span]:

@@ -19,16 +19,19 @@ _GROUPS = re.compile(r"\d+", re.ASCII)
 _DECIMAL = re.compile(r"[+(]*\d+\.\d+")
 
 _PHONE_WORDS = re.compile(
-    r"\b(?:phone|telephone|tel|call|mobile|cell|fax|whatsapp|contact|telefon|handy|anruf|ruf|téléphone|portable|"
-    r"appel|tél)\b|电话|電話|手机|联系|致电|携帯|連絡|☎|📞",
+    r"\b(?:phone|telephone|tel|call|mobile|cell|fax|whatsapp|contact|hotline|dial|ring|reach|text me|telefon|"
+    r"handy|anruf|anrufen|ruf|erreichen|erreichbar|téléphone|portable|appel|appelez|appeler|joindre|tél)\b|"
+    r"电话|電話|手机|联系|致电|拨打|热线|携帯|連絡|☎|📞",
     re.IGNORECASE,
 )
 _VETO_WORDS = re.compile(
-    r"isbn|issn|order|invoice|ticket|serial|version|patent|doi|arxiv|account|ref\b|ref\.|no\.|nr\.|№|#|bestell|"
-    r"rechnung|commande|facture|订单|编号|单号|注文|番号",
+    r"isbn|issn|order|invoice|ticket|serial|version|patent|doi|arxiv|account|ref\b|ref\.|no\.|nr\.|№|bestell|"
+    r"rechnung|commande|facture|订单|编号|单号|注文",
     re.IGNORECASE,
 )
 _CONTEXT_CHARS = 30
+_COUNTING = "0123456789" * 2
+_VETO_CHARS = 20  # a veto word further away belongs to another clause
 
 # Country code -> allowed lengths of the national significant number (ITU-T E.164 national plans).
 _NSN_LENGTHS: dict[str, tuple[int, ...]] = {
@@ -45,16 +48,19 @@ _UK_SHAPES = {(3, 4, 4), (4, 3, 4), (5, 6), (4, 6), (5, 3, 3)}
 
 def find_phones(text: str) -> Iterator[Span]:
     for match in _CANDIDATE.finditer(text):
-        candidate = match.group()
-        before = text[max(0, match.start() - _CONTEXT_CHARS) : match.start()]
+        start, candidate = match.start(), match.group()
+        if candidate.startswith("(") and ")" not in candidate:  # "(01 23 45 67 89)": the bracket encloses it
+            start, candidate = start + 1, candidate[1:]
+        before = text[max(0, start - _CONTEXT_CHARS) : start]
         if is_phone(candidate, before):
-            yield Span(match.start(), match.end(), "phone")
+            yield Span(start, match.end(), "phone")
 
 
 def is_phone(candidate: str, before: str = "") -> bool:
     """Whether `candidate` is a phone number, given up to 30 characters of text before it."""
     vouched = bool(_PHONE_WORDS.search(before))
-    if not vouched and _VETO_WORDS.search(before):
+    vetoed = _VETO_WORDS.search(before[-_VETO_CHARS:]) or before.rstrip().endswith("#")
+    if not vouched and vetoed:
         return False
     international = candidate.lstrip("(").startswith("+") or candidate.startswith("00")
     groups = tuple(_GROUPS.findall(_TRUNK_ZERO.sub(" ", candidate)))
@@ -65,6 +71,8 @@ def is_phone(candidate: str, before: str = "") -> bool:
         national = digits[2:] if candidate.startswith("00") else digits
         return _international_valid(national, grouped=len(groups) > 1 and "." not in candidate, vouched=vouched)
     if len(groups) > 1 and _national_format(groups, candidate):
+        return True
+    if len(groups) == 1 and _phone_by_shape(digits):
         return True
     # A phone word vouches for an unseparated or space-separated run, never for one grouped like a date.
     return vouched and _separators_are_spaces(candidate) and _bare_national(digits)
@@ -112,6 +120,18 @@ def _national_format(groups: tuple[str, ...], candidate: str) -> bool:
     # code ("02110-1301") is not one.
     plausible = 3 <= lengths[0] <= 5 and 10 <= len(digits) <= 12 and len(groups) <= 4 and min(lengths[1:]) >= 3
     return plausible and separators <= {"_", "/", "-", "(", ")"}
+
+
+def _phone_by_shape(digits: str) -> bool:
+    """Unbroken runs that are phone numbers by their shape alone, as commonly written in their countries: a
+    Chinese mobile (1, then 3-9, then nine digits) and a ten-digit national number with trunk 0 (France, Japan's
+    mobiles and Tokyo and Osaka lines, many German ones). Other ten- and eleven-digit runs need a phone word, and
+    counting sequences ("0123456789", a digit alphabet in code) are none."""
+    if digits in _COUNTING or digits in _COUNTING[::-1]:
+        return False
+    if len(digits) == 11 and digits[0] == "1" and digits[1] in "3456789":
+        return True
+    return len(digits) == 10 and digits[0] == "0" and digits[1] != "0"
 
 
 def _separators_are_spaces(candidate: str) -> bool:

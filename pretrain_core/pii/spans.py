@@ -34,6 +34,23 @@ def resolve_overlaps(spans: Iterable[Span]) -> list[Span]:
     return chosen
 
 
+def outside(spans: Iterable[Span], blockers: Iterable[Span]) -> list[Span]:
+    """The parts of each span that no blocker covers (a span cut in two by a blocker gives two parts)."""
+    cuts = sorted(blockers)
+    parts: list[Span] = []
+    for span in spans:
+        start = span.start
+        for blocker in cuts:
+            if blocker.end <= start or blocker.start >= span.end:
+                continue
+            if blocker.start > start:
+                parts.append(Span(start, blocker.start, span.type))
+            start = max(start, blocker.end)
+        if start < span.end:
+            parts.append(Span(start, span.end, span.type))
+    return parts
+
+
 def redact(text: str, spans: list[Span], placeholder: Callable[[str], str]) -> str:
     """Replace each (non-overlapping, sorted) span with its type's placeholder."""
     parts: list[str] = []

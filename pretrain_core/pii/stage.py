@@ -21,9 +21,11 @@ from pretrain_core.pii.classifier import NameAddressTagger
 from pretrain_core.pii.config import CLASSIFIER_TYPES, PiiConfig
 from pretrain_core.pii.detectors import find_structured
 from pretrain_core.pii.evaluation import evaluate
-from pretrain_core.pii.spans import Span, redact, resolve_overlaps
+from pretrain_core.pii.name_lists import name_lists
+from pretrain_core.pii.spans import Span, outside, redact, resolve_overlaps
 from pretrain_core.pii.text_sources import load_sentences
-from pretrain_core.pii.training_data import build_examples, gazetteer
+from pretrain_core.pii.tokens import token_texts
+from pretrain_core.pii.training_data import build_examples
 from pretrain_core.stage import ShardOutput
 
 TAGGER_ARTIFACT = "pii_tagger"
@@ -31,6 +33,7 @@ REPORT_ARTIFACT = "pii_tagger_report"
 # Characters of text tagged per batch: bounds the feature arrays (about 300 bytes per candidate token, and in
 # Chinese nearly every character is one) on large shards.
 _TAGGER_BATCH_CHARS = 1_000_000
+_SEPARATORS = " \t\n,;:()<>[]"
 
 
 def fit_pii(cfg: PiiConfig, artifact_dir: str) -> dict[str, str]:
@@ -44,7 +47,7 @@ def fit_pii(cfg: PiiConfig, artifact_dir: str) -> dict[str, str]:
     examples = build_examples(sentences, cfg.classifier_examples_per_language, cfg.classifier_seed)
     if not examples["train"]:
         raise ValueError(f"no sentences in en/de/fr/zh/ja found under classifier_sources {cfg.classifier_sources}")
-    tagger = NameAddressTagger.fit(examples["train"], *gazetteer())
+    tagger = NameAddressTagger.fit(examples["train"], name_lists())
     report: dict[str, Any] = {
         "threshold": cfg.classifier_threshold,
         "sentences": {lang: len(found) for lang, found in sentences.items()},
@@ -93,7 +96,8 @@ class PiiStage:
                 tagged = self.tagger.find_spans([texts[i] for i in batch], self.cfg.classifier_threshold)
                 for index, spans in zip(batch, tagged, strict=True):
                     wanted = self._types(is_code[index])
-                    found[index].extend(s for s in spans if s.type in wanted)
+                    learned = [s for s in spans if s.type in wanted]
+                    found[index] += _kept_learned(texts[index], learned, found[index])
         return [resolve_overlaps(spans) for spans in found]
 
     def _types(self, is_code: bool) -> set[str]:
@@ -139,6 +143,23 @@ class PiiStage:
         if cfg.action == "drop" and spans:
             return "contains_pii"
         return None
+
+
+def _kept_learned(text: str, learned: list[Span], structured: list[Span]) -> list[Span]:
+    """The tagger's spans outside the pattern matches: a validated identifier is more certain than a name or
+    address run that grew over it ("Tel. 030 1234567" after an address). What is left of a cut span is kept only
+    when it still holds two words or more (not a lone "Tel." or "In")."""
+    kept = []
+    for part in outside(learned, structured):
+        if part in learned:
+            kept.append(part)
+            continue
+        covered = text[part.start : part.end]
+        start = part.start + len(covered) - len(covered.lstrip(_SEPARATORS))
+        end = part.end - (len(covered) - len(covered.rstrip(_SEPARATORS)))
+        if len(token_texts(text[start:end])) >= 2:
+            kept.append(Span(start, end, part.type))
+    return kept
 
 
 def _batches(indices: list[int], texts: list[str]) -> Iterator[list[int]]:

@@ -30,9 +30,16 @@ UNKNOWN, BOUNDARY = 0, 1  # reserved ids in every vocabulary
 FEATURE_KINDS = (
     "w", "s", "p3", "x3", "w-1", "w+1", "w-2", "w+2", "s-1", "s+1", "s-1|s+1", "w-1|w", "w|w+1",
     "g|s", "g-1|g+1", "g-1|g|g+1",  # g: in the first-name (1) / last-name (2) gazetteer
+    "d", "d-1|d|d+1", "d|w+1",  # d: where a CJK family or given name of the lists starts or continues
+    "a|wL", "a|w+1",  # a: CJK characters since a family name began (0-3); wL: the word before that family name
 )  # fmt: skip
 _ID_BITS = 24  # vocabulary ids must stay below 2**24; a key is kind << 48 | id << 24 | id
 _CACHE_LIMIT = 1_000_000  # token types remembered by a featurizer before it starts afresh
+_CHAR_BITS = 21  # CJK name characters get ids below 2**21; a name of up to three of them is one int64
+_CJK_NAME_LENGTHS = (2, 3)  # characters of the family and given names matched as strings
+# Bits of a token's d value: first or later character of a listed family name, then of a listed given name.
+_FAMILY_START, _FAMILY_INSIDE, _GIVEN_START, _GIVEN_INSIDE = 1, 2, 4, 8
+_MAX_ANCHOR = 3  # a CJK name is a family name and at most three more characters
 
 
 class Token(NamedTuple):
@@ -100,24 +107,42 @@ class Featurizer:
     """
 
     def __init__(
-        self, words: list[str], shapes: list[str], affixes: list[str], first_names: list[str], last_names: list[str]
+        self,
+        words: list[str],
+        shapes: list[str],
+        affixes: list[str],
+        first_names: list[str],
+        last_names: list[str],
+        cjk_family: list[str] | None = None,
+        cjk_given: list[str] | None = None,
     ) -> None:
         if max(len(words), len(shapes), len(affixes)) + 2 >= 2**_ID_BITS:
             raise ValueError("tagger vocabulary too large for its feature keys")
         self.words, self.shapes, self.affixes = words, shapes, affixes
         self.first_names, self.last_names = first_names, last_names
+        self.cjk_family, self.cjk_given = cjk_family or [], cjk_given or []
+        characters = sorted({c for name in self.cjk_family + self.cjk_given for c in name})
+        self._char_ids = {c: i for i, c in enumerate(characters, start=1)}
+        self._family_keys = self._name_keys(self.cjk_family)
+        self._given_keys = self._name_keys(self.cjk_given)
         self._word_ids = {w: i for i, w in enumerate(words, start=2)}
         self._shape_ids = {s: i for i, s in enumerate(shapes, start=2)}
         self._affix_ids = {a: i for i, a in enumerate(affixes, start=2)}
         self._first, self._last = set(first_names), set(last_names)
         self._type_ids: dict[str, int] = {}
-        self._types: list[tuple[int, int, int, int, int, int]] = []
+        self._types: list[tuple[int, ...]] = []
         self._table: np.ndarray | None = None
         self._reset_types()
 
     @classmethod
     def learn(
-        cls, texts: Sequence[str], min_count: int, first_names: Sequence[str], last_names: Sequence[str]
+        cls,
+        texts: Sequence[str],
+        min_count: int,
+        first_names: Sequence[str],
+        last_names: Sequence[str],
+        cjk_family: Sequence[str] = (),
+        cjk_given: Sequence[str] = (),
     ) -> Featurizer:
         """Vocabularies of the words and affixes seen at least `min_count` times (rarer ones share UNKNOWN)."""
         words: Counter[str] = Counter()
@@ -135,10 +160,22 @@ class Featurizer:
             sorted(a for a, n in affixes.items() if n >= min_count),
             sorted(gazetteer_entries(first_names)),
             sorted(gazetteer_entries(last_names)),
+            sorted(set(cjk_family)),
+            sorted(set(cjk_given)),
         )
 
     def __getstate__(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in ("words", "shapes", "affixes", "first_names", "last_names")}
+        names = ("words", "shapes", "affixes", "first_names", "last_names", "cjk_family", "cjk_given")
+        return {name: getattr(self, name) for name in names}
+
+    def _name_keys(self, names: list[str]) -> dict[int, np.ndarray]:
+        """Sorted int64 keys of the names of each matched length (see `_char_key`)."""
+        return {
+            length: np.array(
+                sorted({_char_key([self._char_ids[c] for c in n]) for n in names if len(n) == length}), dtype=np.int64
+            )
+            for length in _CJK_NAME_LENGTHS
+        }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(**state)  # type: ignore[misc]
@@ -159,6 +196,8 @@ class Featurizer:
                     self._affix_ids.get(lex.suffix, UNKNOWN),
                     (lex.lower in self._first) + 2 * (lex.lower in self._last),
                     int(lex.candidate),
+                    self._char_ids.get(token, 0),
+                    int(lex.shape in ("han", "kata")),
                 )
             )
         if new or self._table is None:
@@ -168,7 +207,7 @@ class Featurizer:
 
     def _reset_types(self) -> None:
         self._type_ids = {}
-        self._types = [(BOUNDARY, BOUNDARY, UNKNOWN, UNKNOWN, 0, 0)]
+        self._types = [(BOUNDARY, BOUNDARY, UNKNOWN, UNKNOWN, 0, 0, 0, 0)]
         self._table = None
 
     def candidate_keys(self, token_lists: Sequence[list[str]]) -> tuple[np.ndarray, list[np.ndarray]]:
@@ -189,6 +228,8 @@ class Featurizer:
         word, shape, prefix, suffix, known = (table[:, i] for i in range(5))
         at = np.flatnonzero(table[:, 5])
         none = np.zeros_like(at)
+        listed = self._listed_names(table[:, 6])
+        anchor, before_name = _family_anchor(listed, known, table[:, 7], word, at)
         columns: tuple[tuple[np.ndarray, np.ndarray], ...] = (
             (word[at], none),
             (shape[at], none),
@@ -206,8 +247,66 @@ class Featurizer:
             (known[at], shape[at]),
             (known[at - 1], known[at + 1]),
             (known[at - 1] * 4 + known[at], known[at + 1]),
+            (listed[at], none),
+            (listed[at - 1] * 16 + listed[at], listed[at + 1]),
+            (listed[at], word[at + 1]),
+            (anchor, before_name),
+            (anchor, np.where(anchor <= _MAX_ANCHOR, word[at + 1], 0)),
         )
         keys = np.stack([(kind << 2 * _ID_BITS) + (a << _ID_BITS) + b for kind, (a, b) in enumerate(columns)], axis=1)
         bounds = np.searchsorted(at, [*firsts, length])
         per_text = [at[bounds[i] : bounds[i + 1]] - first for i, first in enumerate(firsts)]
         return keys, per_text
+
+    def _listed_names(self, char_ids: np.ndarray) -> np.ndarray:
+        """Per token, the d bits: whether it starts or continues a run of characters that is a listed CJK family
+        or given name. Vectorised over the batch: every window of two or three name characters becomes one key,
+        looked up by binary search; text without CJK name characters costs one scan."""
+        listed = np.zeros(len(char_ids), dtype=np.int64)
+        if not char_ids.any():
+            return listed
+        for keys_by_length, start_bit, inside_bit in (
+            (self._family_keys, _FAMILY_START, _FAMILY_INSIDE),
+            (self._given_keys, _GIVEN_START, _GIVEN_INSIDE),
+        ):
+            for length, keys in keys_by_length.items():
+                if not len(keys) or len(char_ids) < length:
+                    continue
+                starts = np.flatnonzero(char_ids[: len(char_ids) - length + 1] > 0)
+                for offset in range(1, length):
+                    starts = starts[char_ids[starts + offset] > 0]
+                window = _char_key([char_ids[starts + offset] for offset in range(length)])
+                found = np.minimum(np.searchsorted(keys, window), len(keys) - 1)
+                hits = starts[keys[found] == window]
+                listed[hits] |= start_bit
+                for offset in range(1, length):
+                    listed[hits + offset] |= inside_bit
+        return listed
+
+
+def _family_anchor(
+    listed: np.ndarray, known: np.ndarray, cjk: np.ndarray, word: np.ndarray, at: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """For each candidate, how many CJK characters back a family name began (a listed one, or a single surname
+    character), with no other character in between, or _MAX_ANCHOR + 1 when none did; and the word just before
+    that family name (0 when none). A CJK name is a surname and a few more characters, so "由 X Y Z 审校" says
+    the most about Y and Z through the word before X, which a fixed window around Y does not see."""
+    family = ((listed & _FAMILY_START) > 0) | ((known & 2) > 0)
+    family &= cjk > 0
+    anchor = np.full(len(at), _MAX_ANCHOR + 1, dtype=np.int64)
+    run = np.ones(len(at), dtype=bool)  # the characters from `at - back` to `at` are all CJK
+    for back in range(_MAX_ANCHOR + 1):
+        run &= cjk[at - back] > 0
+        found = run & family[at - back] & (anchor > _MAX_ANCHOR)
+        anchor[found] = back
+    named = anchor <= _MAX_ANCHOR
+    before_name = np.where(named, word[at - np.where(named, anchor, 0) - 1], 0)
+    return anchor, before_name
+
+
+def _char_key(ids: Sequence[Any]) -> Any:
+    """One int64 for a run of character ids (ints or equal-length arrays): first character in the highest bits."""
+    key: Any = 0
+    for value in ids:
+        key = (key << _CHAR_BITS) + value
+    return key

@@ -14,7 +14,6 @@ the tagger never saw in an example, not memorised ones; a second held-out set us
 
 from __future__ import annotations
 
-import functools
 import itertools
 import random
 import re
@@ -24,10 +23,12 @@ from dataclasses import dataclass
 
 from faker import Faker
 
+from pretrain_core.pii.name_lists import LIST_LOCALES, chinese_surnames, faker_names, japanese_names
 from pretrain_core.pii.spans import Span
 from pretrain_core.pii.text_sources import LANGUAGES
 
-_LOCALES = {"en": ("en_US", "en_GB"), "de": ("de_DE",), "fr": ("fr_FR",), "zh": ("zh_CN",), "ja": ("ja_JP",)}
+# Faker locales whose addresses the examples use.
+_ADDRESS_LOCALES = {"en": ("en_US", "en_GB"), "de": ("de_DE",), "fr": ("fr_FR",), "zh": ("zh_CN",), "ja": ("ja_JP",)}
 _PRONOUNS = {
     "en": re.compile(r"\b(?:He|She|I|We|They|You|he|she|we|they|you)\b"),
     "de": re.compile(r"\b(?:Er|Sie|Ich|Wir|Du|er|wir|du)\b"),
@@ -69,6 +70,22 @@ _FRAMES = {
         "{s} Ship to: {name}{sep}{address}",
         "Our office has moved to {address}. {s}",
         "{s} Send the forms to {address}.",
+        "{s}\n\nCheers,\n{name}",
+        "{s}\n\nKind regards,\n{name}\n{address}",
+        "Author: {name}\n\n{s}",
+        "{s} — {name}",
+        "{name} commented on the issue: {s}",
+        "{s} Photo by {name}.",
+        "cc: {name}, {name2}\n{s}",
+        "{s} The package is maintained by {name}.",
+        "My colleague {name} tried this last year. {s}",
+        "{s} I spoke to {name} about it yesterday.",
+        "{name}: {s}",
+        "{s} Written by {name} and {name2}.",
+        "Visit us at {address}. {s}",
+        "{s} Address: {address}",
+        "{name}\n{address}\n\n{s}",
+        "{s} The shop is at {address}, next to the station.",
     ),
     "de": (
         "{name} schreibt: {s}",
@@ -85,6 +102,22 @@ _FRAMES = {
         "{s} Lieferadresse: {name}{sep}{address}",
         "Unser Büro ist umgezogen: {address}. {s}",
         "{s} Bitte senden Sie die Unterlagen an {address}.",
+        "{s}\n\nBeste Grüße,\n{name}",
+        "{s}\n\nHerzliche Grüße\n{name}\n{address}",
+        "Autor: {name}\n\n{s}",
+        "{s} — {name}",
+        "{name} kommentierte: {s}",
+        "{s} Foto: {name}.",
+        "cc: {name}, {name2}\n{s}",
+        "{s} Das Paket wird von {name} betreut.",
+        "Mein Kollege {name} hat das letztes Jahr ausprobiert. {s}",
+        "{s} Ich habe gestern mit {name} darüber gesprochen.",
+        "{name}: {s}",
+        "{s} Geschrieben von {name} und {name2}.",
+        "Besuchen Sie uns in der {address}. {s}",
+        "{s} Anschrift: {address}",
+        "{name}\n{address}\n\n{s}",
+        "{s} Der Laden liegt in der {address}, direkt am Bahnhof.",
     ),
     "fr": (
         "{name} écrit : {s}",
@@ -101,6 +134,22 @@ _FRAMES = {
         "{s} Adresse de livraison : {name}{sep}{address}",
         "Nos bureaux ont déménagé au {address}. {s}",
         "{s} Envoyez les formulaires au {address}.",
+        "{s}\n\nAmicalement,\n{name}",
+        "{s}\n\nSincères salutations,\n{name}\n{address}",
+        "Auteur : {name}\n\n{s}",
+        "{s} — {name}",
+        "{name} a commenté : {s}",
+        "{s} Photo : {name}.",
+        "cc : {name}, {name2}\n{s}",
+        "{s} Le paquet est maintenu par {name}.",
+        "Mon collègue {name} l'a essayé l'an dernier. {s}",
+        "{s} J'en ai parlé hier avec {name}.",
+        "{name} : {s}",
+        "{s} Écrit par {name} et {name2}.",
+        "Retrouvez-nous au {address}. {s}",
+        "{s} Adresse : {address}",
+        "{name}\n{address}\n\n{s}",
+        "{s} La boutique se trouve au {address}, près de la gare.",
     ),
     "zh": (
         "{name}说：{s}",
@@ -114,6 +163,23 @@ _FRAMES = {
         "{name}你好，{s}",
         "{s}收货地址：{address}，收件人：{name}",
         "我们的办公室已搬到{address}。{s}",
+        "{s}\n\n谢谢！\n{name}",
+        "{s}\n\n顺祝商祺\n{name}\n{address}",
+        "作者：{name}\n\n{s}",
+        "{s}（文／{name}）",
+        "{name}评论道：{s}",
+        "{s}摄影：{name}。",
+        "抄送：{name}、{name2}\n{s}",
+        "{s}该软件包由{name}维护。",
+        "我的同事{name}去年试过这个方法。{s}",
+        "{s}昨天我和{name}老师讨论过这个问题。",
+        "{name}：{s}",
+        "{s}{name}博士和{name2}同学共同撰写了本文。",
+        "{name}经理指出，{s}",
+        "欢迎来访：{address}。{s}",
+        "{s}地址：{address}",
+        "{name}\n{address}\n\n{s}",
+        "{s}店铺位于{address}，紧邻车站。",
     ),
     "ja": (
         "{name}さんによると、{s}",
@@ -126,6 +192,23 @@ _FRAMES = {
         "{name}様、{s}",
         "{s}お届け先：{address} {name}様",
         "事務所は{address}に移転しました。{s}",
+        "{s}\n\nよろしくお願いします。\n{name}",
+        "{s}\n\n敬具\n{address}\n{name}",
+        "著者：{name}\n\n{s}",
+        "{s}（文：{name}）",
+        "{name}さんのコメント：{s}",
+        "{s}写真：{name}",
+        "CC：{name}様、{name2}様\n{s}",
+        "{s}このパッケージは{name}氏がメンテナンスしています。",
+        "同僚の{name}君が去年これを試しました。{s}",
+        "{s}昨日{name}部長とこの件について話しました。",
+        "{name}：{s}",
+        "{s}{name}教授と{name2}さんの共著です。",
+        "{name}先生は、{s}",
+        "所在地：{address}。{s}",
+        "{s}住所：{address}",
+        "{address}\n{name}\n\n{s}",
+        "{s}店舗は{address}にあり、駅のすぐ隣です。",
     ),
 }
 _HAN_PAIR = re.compile(r"[\u4e00-\u9fff]{2}")
@@ -143,15 +226,9 @@ class Example:
     lang: str
 
 
-@functools.cache
-def _person_names(locale: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Faker's first and last names of a locale (cached: building a Faker is slow)."""
-    provider = next(p for p in Faker(locale).get_providers() if "person" in type(p).__module__)
-    return tuple(provider.first_names), tuple(provider.last_names)
-
-
 class _Lexicon:
-    """First and last names of a language's Faker locales, the part of each list that belongs to one split.
+    """First and last names for one language, the part of each list that belongs to one split: Faker's names of
+    the language's list locales, and for Japanese also IPADIC's family and given names.
 
     Chinese surnames are not split: they are a closed set of a few hundred characters that any Chinese name
     starts with, so a held-out name has a known surname and an unseen given name, as in real text.
@@ -160,25 +237,17 @@ class _Lexicon:
     def __init__(self, lang: str, split: str) -> None:
         first: set[str] = set()
         last: set[str] = set()
-        for locale in _LOCALES[lang]:
-            first_names, last_names = _person_names(locale)
+        for locale in LIST_LOCALES[lang]:
+            first_names, last_names = faker_names(locale)
             first.update(n for n in first_names if _split_of(n) == split)
             last.update(n for n in last_names if lang == "zh" or _split_of(n) == split)
+        if lang == "zh":
+            last.update(chinese_surnames())
+        if lang == "ja":
+            family, given = japanese_names()
+            first.update(n for n in given if _split_of(n) == split)
+            last.update(n for n in family if _split_of(n) == split)
         self.first, self.last = sorted(first), sorted(last)
-
-
-def gazetteer() -> tuple[list[str], list[str]]:
-    """All first and last names Faker has for the tagger's languages: its name lists. Held-out names are in them
-    (as they would be for common names in real text) but never in training examples; `test_unlisted` measures
-    names outside the lists."""
-    first: set[str] = set()
-    last: set[str] = set()
-    for lang in LANGUAGES:
-        for locale in _LOCALES[lang]:
-            first_names, last_names = _person_names(locale)
-            first.update(first_names)
-            last.update(last_names)
-    return sorted(first), sorted(last)
 
 
 def _split_of(name: str) -> str:
@@ -186,7 +255,7 @@ def _split_of(name: str) -> str:
 
 
 def _all_first_names(lang: str) -> set[str]:
-    return {name for locale in _LOCALES[lang] for name in _person_names(locale)[0]}
+    return {name for locale in LIST_LOCALES[lang] for name in faker_names(locale)[0]}
 
 
 class _Generator:
@@ -202,7 +271,7 @@ class _Generator:
         # contain held-out names, or the tagger learns those names as address words.
         held_out = set(_Lexicon(lang, "test").first + _Lexicon(lang, "test").last) if split == "train" else set()
         self.addresses: list[str] = []
-        for locale in _LOCALES[lang]:
+        for locale in _ADDRESS_LOCALES[lang]:
             fake = Faker(locale)
             fake.seed_instance(seed * 7919 + zlib.crc32(f"{locale}/{split}".encode()))
             pool = (str(fake.address()) for _ in range(_ADDRESS_POOL))
@@ -260,12 +329,17 @@ class _Generator:
         return _fill(frame, values, self.lang)
 
     def _person(self) -> tuple[str, str]:
-        """A (title, name) pair; the title is context, not part of the name."""
+        """A (title, name) pair; the title is context, not part of the name. Chinese names are a surname and a
+        given name of one or two characters; Japanese ones a family name, a separator (often none) and a given
+        name, or the family name alone, as it stands before さん or 氏."""
         rng, first, last = self.rng, self.lexicon.first, self.lexicon.last
         if self.lang == "zh":
-            return "", rng.choice(last) + self._cjk_name(first)
+            given = self._cjk_name(first)
+            return "", rng.choice(last) + (given[:1] if rng.random() < 0.2 else given)
         if self.lang == "ja":
-            return "", self._cjk_name(last) + rng.choice(("", " ", "\u3000")) + self._cjk_name(first)
+            if rng.random() < 0.12:
+                return "", rng.choice(last)
+            return "", rng.choice(last) + rng.choice(("", "", " ", "\u3000")) + self._cjk_name(first)
         if rng.random() < 0.2:
             return rng.choice(_TITLES[self.lang]), self._latin_name(last)
         middle = f" {rng.choice(first)[0]}." if self.lang == "en" and rng.random() < 0.15 else ""
@@ -281,7 +355,9 @@ class _Generator:
         return name[: len(name) // 2] + other[len(other) // 2 :]
 
     def _cjk_name(self, names: list[str]) -> str:
-        """A name part from the list, or (at `invent_rate`) one or two Han characters taken from the real text."""
+        """A given name from the list, or (at `invent_rate`) one or two Han characters taken from the real text:
+        given names are an open set, so the tagger must learn to take whatever follows a family name in a name's
+        place, not only the given names it knows."""
         if not self.han or self.rng.random() >= self.invent_rate:
             return self.rng.choice(names)
         return "".join(self.rng.choice(self.han) for _ in range(self.rng.randint(1, 2)))
@@ -318,7 +394,7 @@ def _mentions_a_name(sentence: str, first_names: set[str]) -> bool:
 
 # Example sets: (name split, share of invented names, size relative to `per_language`).
 _EXAMPLE_SETS = {
-    "train": ("train", 0.2, 1.0),
+    "train": ("train", 0.3, 1.0),
     "test": ("test", 0.0, 0.25),  # held-out sentences, names from the lists but never trained on as words
     "test_unlisted": ("test", 1.0, 0.25),  # held-out sentences, names in no list at all
 }

@@ -116,6 +116,17 @@ def de_tax_id_valid(text: str) -> bool:
     return (11 - product) % 10 == int(digits[10])
 
 
+def jp_my_number_valid(text: str) -> bool:
+    """Japanese Individual Number (My Number): 12 digits, the last a check digit over the first eleven with weights
+    2-7 then 2-6 from the right (remainder 0 or 1 gives 0, else 11 minus it)."""
+    digits = digits_of(text)
+    if len(digits) != 12:
+        return False
+    weights = [n + 1 if n <= 6 else n - 5 for n in range(1, 12)]
+    remainder = sum(int(d) * w for d, w in zip(reversed(digits[:11]), weights, strict=True)) % 11
+    return int(digits[11]) == (0 if remainder <= 1 else 11 - remainder)
+
+
 def fr_nir_valid(text: str) -> bool:
     """French social security number (NIR): sex, birth year and month, department (2A/2B for Corsica), commune,
     order, and the key 97 - (number mod 97)."""

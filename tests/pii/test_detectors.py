@@ -11,6 +11,10 @@ from pretrain_core.pii.config import PII_TYPES
 from pretrain_core.pii.detectors import find_ips, find_structured
 
 STRUCTURED = [t for t in PII_TYPES if t not in ("person", "address")]
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIzNzE3MDIzNTMiLCJpYXQiOjE3MzUwNDYwNDZ9."
+    "6gPQ5NaQScOqLq7P9EIR9SdFDKIuhsizFBKGN6G9lAE"
+)
 PEM = (
     "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n"
     "KUpRKfFLfRYC9AIKjbJTWit+CqvjWYzvQwECAwEAAQJAIJLixBy2qpFoS4DSmoEm\n-----END RSA PRIVATE KEY-----"
@@ -50,6 +54,14 @@ def found(text: str, keep_private_ips: bool = True) -> list[tuple[str, str]]:
             ("secret", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYzq8Rt2Lm9"),
         ),
         (f"key.pem:\n{PEM}\n", ("secret", PEM)),
+        (f"Authorization: Bearer {JWT}", ("secret", JWT)),
+        ("マイナンバー：4944 7578 0143", ("national_id", "4944 7578 0143")),
+        ("個人番号は504123960155です。", ("national_id", "504123960155")),
+        ("Numéro : 1 69 11 2A 818 573 25", ("national_id", "1 69 11 2A 818 573 25")),  # Corsica: eight digits run
+        ("寄付は口座DE89370400440532013000へお願いします。", ("iban", "DE89370400440532013000")),
+        ("Der Spiegelserver 38.127.44.131 war nicht erreichbar.", ("ip", "38.127.44.131")),  # "server", no "ver"
+        ("这是开发中的版本；它会持续更新。（客户端地址 194.216.224.176）", ("ip", "194.216.224.176")),
+        ("Moyen de paiement : 38144437398268", ("card", "38144437398268")),  # 14 digits after a payment word
     ],
 )
 def test_structured_pii_is_found(text: str, expected: tuple[str, str]) -> None:
@@ -75,6 +87,8 @@ def test_structured_pii_is_found(text: str, expected: tuple[str, str]) -> None:
         "The network 203.0.113.0/24 and the reverse zone 1.0.0.127.in-addr.arpa.",
         "Partitioning\n\n4.2.13.1. Guided partitioning\n\nThe installer proposes a layout.",
         "バグの報告については第 1.3.2.1 節を参照してください。",
+        "ご注文番号 4682708343020124 を発送しました。",  # Luhn-valid by chance, but an order number
+        "Die Bestellnummer 504123960155 ist bezahlt.",  # a valid My Number check digit, but no My Number word
     ],
 )
 def test_decoys_are_not_flagged(text: str) -> None:

@@ -27,6 +27,11 @@ def phones(text: str) -> list[str]:
         ("お問い合わせは 03-1234-5678 までお電話ください。", "03-1234-5678"),
         ("携帯：090-1234-5678", "090-1234-5678"),
         ("电话：13800138000", "13800138000"),
+        ("有问题可以打13800138000咨询。", "13800138000"),  # a Chinese mobile needs no phone word
+        ("Pour toute réclamation : 0780058873 (du lundi au vendredi).", "0780058873"),
+        ("Notre assistance (07.72.18.85.01) répond 24 h/24.", "07.72.18.85.01"),
+        ("Notre assistance (0033 1 33 48 80 27) répond 24 h/24.", "0033 1 33 48 80 27"),
+        ("代表番号 03-1234-5678", "03-1234-5678"),  # 番号 is "number", not an order number
     ],
 )
 def test_phone_formats_are_found(text: str, number: str) -> None:
@@ -54,7 +59,8 @@ def test_both_german_numbers_in_one_sentence() -> None:
         "Decimal('+35236450.6')",
         "The total was 1 234 567 euros, about 1,234,567.89 dollars.",
         "uuid 123e4567-e89b-12d3-a456-426614174000 and commit 9fceb02d0ae598e95dc970b74767f19372d61af8",
-        "13800138000",  # eleven digits with no phone word and no grouping: could be anything
+        "12800138000",  # eleven digits, no phone word, no grouping, not a Chinese mobile: could be anything
+        "0123456789",  # a digit alphabet in code
     ],
 )
 def test_digit_runs_that_are_not_phones(text: str) -> None:

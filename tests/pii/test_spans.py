@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from pretrain_core.pii.spans import Span, redact, resolve_overlaps
+from pretrain_core.pii.spans import Span, outside, redact, resolve_overlaps
 
 
 def test_longest_span_wins_and_order_of_detectors_does_not_matter() -> None:
@@ -27,3 +27,10 @@ def test_redact_writes_typed_placeholders() -> None:
     spans = [Span(5, 20, "email"), Span(29, 41, "phone")]
     assert redact(text, spans, lambda kind: f"<{kind.upper()}>") == "Mail <EMAIL> or call <PHONE>."
     assert redact(text, [], lambda kind: "") == text
+
+
+def test_outside_cuts_spans_around_blockers() -> None:
+    spans = [Span(0, 30, "address"), Span(40, 50, "person")]
+    blockers = [Span(10, 15, "phone"), Span(25, 35, "iban")]
+    assert outside(spans, blockers) == [Span(0, 10, "address"), Span(15, 25, "address"), Span(40, 50, "person")]
+    assert outside([Span(10, 15, "person")], [Span(5, 20, "phone")]) == []

@@ -145,3 +145,14 @@ def test_run_shard_meets_the_contract_and_ships_to_workers(
     assert record.docs_in == 5 and record.docs_out == 4 and record.dropped == {"pii_density": 1}
     written = storage.read_parquet(job.data_url)
     assert written.schema.names == schema.PII.names
+
+
+def test_a_pattern_match_cuts_a_tagger_span_that_grew_over_it(pii_config: PiiConfig, artifacts: dict[str, str]) -> None:
+    """A validated phone is more certain than an address run continuing into it; the leftover "Tel." goes."""
+    stage = PiiStage(pii_config, artifacts)
+    text = "Viele Grüße\nAnna Schmidt\nHauptstraße 5, 10115 Berlin\nTel. 030 12345678"
+    spans = stage.detect([text], [False], ["de"])[0]
+    found = [(text[s.start : s.end], s.type) for s in spans]
+    assert ("030 12345678", "phone") in found
+    assert not [covered for covered, kind in found if kind != "phone" and "030" in covered]
+    assert not [covered for covered, _ in found if covered.strip() in ("Tel.", "Tel")]

@@ -53,3 +53,14 @@ def test_featurizer_pickles_without_its_cache() -> None:
     keys, _ = f.candidate_keys([token_texts(TEXTS[1])])
     restored = pickle.loads(pickle.dumps(f))
     assert np.array_equal(restored.candidate_keys([token_texts(TEXTS[1])])[0], keys)
+
+
+def test_listed_cjk_names_mark_where_they_start_and_continue() -> None:
+    f = Featurizer.learn(TEXTS, 1, ["Anna"], ["王"], cjk_family=["佐藤", "欧阳"], cjk_given=["花子"])
+    tokens = token_texts("佐藤花子さんと欧阳娜")
+    keys, [indices] = f.candidate_keys([tokens])
+    listed = keys[:, FEATURE_KINDS.index("d")] >> 24 & (2**24 - 1)
+    by_token = dict(zip([tokens[i] for i in indices], listed.tolist(), strict=True))
+    assert by_token["佐"] == 1 and by_token["藤"] == 2  # family name: first, then further character
+    assert by_token["花"] == 4 and by_token["子"] == 8  # given name
+    assert by_token["欧"] == 1 and by_token["娜"] == 0

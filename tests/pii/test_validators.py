@@ -90,3 +90,8 @@ def test_looks_random_separates_keys_from_words_and_placeholders() -> None:
     assert not validators.looks_random("correcthorsebattery")  # one character class
     assert not validators.looks_random("your-api-key-here-123")
     assert validators.shannon_entropy("aaaa") == 0.0
+
+
+def test_jp_my_number_check_digit() -> None:
+    assert validators.jp_my_number_valid("4944 7578 0143") and validators.jp_my_number_valid("504123960155")
+    assert not validators.jp_my_number_valid("504123960156") and not validators.jp_my_number_valid("50412396015")

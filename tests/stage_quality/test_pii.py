@@ -1,0 +1,100 @@
+"""The PII stage against the naive regex set on a slice of the labelled PII set (data/labelled/pii)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from pretrain_core.pii.training_data import _FRAMES
+from pretrain_core.stage_quality.figures import OURS, Figure
+from pretrain_core.stage_quality.pii import (
+    BASELINE,
+    DECOY_BAR,
+    LOCALES,
+    STRUCTURED_BAR,
+    LabelledItem,
+    detect_naive,
+    evaluate,
+    load_items,
+    score,
+)
+
+SET_DIR = str(Path(__file__).resolve().parents[2] / "data" / "labelled" / "pii")
+BUILDER = Path(__file__).resolve().parents[2] / "scripts" / "build_labelled_pii.py"
+LIMIT = 600  # about one item in nine: every type, decoy kind and locale
+STRUCTURED = ("email", "phone", "ip", "card", "iban", "national_id", "secret")
+
+
+@pytest.fixture(scope="module")
+def items() -> list[LabelledItem]:
+    return load_items(SET_DIR, LIMIT)
+
+
+@pytest.fixture(scope="module")
+def figures() -> dict[tuple[str, str, str], Figure]:
+    return {(f.group, f.system, f.metric): f for f in evaluate(SET_DIR, LIMIT)}
+
+
+def test_the_slice_covers_every_type_locale_and_decoy(items: list[LabelledItem]) -> None:
+    assert len(items) == LIMIT and load_items(SET_DIR, LIMIT) == items  # the same slice every time
+    assert {s.type for i in items for s in i.spans} == {*STRUCTURED, "person", "address"}
+    assert {i.lang for i in items} == set(LOCALES)
+    assert len({d.kind for i in items for d in i.decoys}) == 10
+    for item in items:
+        for span in item.spans:
+            value = item.text[span.start : span.end]
+            assert value == value.strip() and value, item.id
+
+
+def test_every_type_has_figures_for_both_systems_with_bars_on_ours_only(
+    figures: dict[tuple[str, str, str], Figure],
+) -> None:
+    for kind in (*STRUCTURED, "person", "address"):
+        for system in (OURS, BASELINE):
+            for metric in ("precision", "recall", "f1", "f2"):
+                figure = figures[(kind, system, metric)]
+                assert 0.0 <= figure.value <= 1.0 and figure.support > 0
+                assert (figure.bar is not None) == (system == OURS and metric in ("precision", "recall"))
+    assert figures[("decoys", OURS, "false_positive_rate")].bar == DECOY_BAR
+    assert ("person/zh", OURS, "recall") in figures and ("person/code", OURS, "recall") not in figures
+
+
+def test_structured_types_meet_their_bar_and_decoys_stay_untouched(
+    figures: dict[tuple[str, str, str], Figure],
+) -> None:
+    """Pattern detectors do not depend on the tagger's fit, so the slice holds them to the full-set bar."""
+    for kind in STRUCTURED:
+        for metric in ("precision", "recall"):
+            assert STRUCTURED_BAR.met_by(figures[(kind, OURS, metric)].value), (kind, metric)
+    assert DECOY_BAR.met_by(figures[("decoys", OURS, "false_positive_rate")].value)
+    assert figures[("decoys", BASELINE, "false_positive_rate")].value > 0.2  # ISBNs, order numbers, dates
+
+
+def test_the_baseline_replaces_in_order_as_the_benchmark_does() -> None:
+    text = "Call +1 415 555 2671 or mail bob@example.org; card 4111 1111 1111 1111."
+    kinds = [(s.type, text[s.start : s.end]) for s in detect_naive(text)]
+    assert ("email", "bob@example.org") in kinds and ("phone", "+1 415 555 2671") in kinds
+    assert ("phone", "4111 1111 1111 1111") in kinds  # the digit-run phone pattern runs before the card one
+
+
+def test_overlap_matching_counts_a_partly_found_value_once() -> None:
+    item = load_items(SET_DIR, 1)[0]  # an email item
+    gold = item.spans[0]
+    half = gold._replace(end=gold.start + max(1, (gold.end - gold.start) // 2))
+    tally = score([item], [[half]]).tallies[gold.type]
+    assert (tally.correct, tally.predicted, tally.found, tally.gold) == (1, 1, 1, len(item.spans))
+
+
+def test_eval_frames_are_not_the_tagger_training_frames() -> None:
+    """Held-out templates: no frame of the set (as written in its builder) is one the tagger trains on."""
+    source = BUILDER.read_text(encoding="utf-8")
+
+    def normal(frame: str) -> str:
+        return frame.replace("{name", "{person").replace("{s_lower}", "{s}").replace("\\n", "\n")
+
+    trained = {normal(frame) for frames in _FRAMES.values() for frame in frames}
+    written = set(re.findall(r'^\s+"((?:[^"\\]|\\.)*\{(?:person|address)[^"]*)",$', source, re.MULTILINE))
+    assert len(written) > 50
+    assert not {normal(w) for w in written} & trained
