@@ -2,13 +2,16 @@
 SentencePiece encoding alone (the floor neither can beat).
 
 Ours (`ReferenceModel.perplexities`): one SentencePiece call per batch of lines, then n-gram hashes, table
-lookups and Kneser-Ney interpolation as whole-array numpy operations. Baseline: the same tokeniser and the
-same fitted model held in Python dicts, with the hashes and the interpolation computed token by token, the
-way a straightforward port of KenLM's query loop to Python looks. Both must give the same perplexities.
+lookups and Kneser-Ney interpolation as whole-array numpy operations, for the lexical model and for the skeleton
+model (the same text as kept words and word shapes, see pretrain_core/quality/skeleton.py), whose perplexities
+the stage combines. The lexical model alone is timed too: it is what the stage computed before the skeleton model.
+Baseline: the same tokeniser and the same fitted lexical model held in Python dicts, with the hashes and the
+interpolation computed token by token, the way a straightforward port of KenLM's query loop to Python looks. Both
+must give the same lexical perplexities.
 
 Documents: the prose (every domain but code) of the demo corpus as ingest hands it on, else real text on this
 machine (see corpus.py). Even documents train the reference model, odd ones are scored. Rates are per core: CPU
-seconds of this single-threaded process.
+seconds of this single-threaded process, the best of `--repeat` runs.
 
     python benchmarks/bench_quality.py --max-docs 1500
 """
@@ -85,6 +88,7 @@ def main() -> None:
     parser.add_argument("--order", type=int, default=QualityConfig().order, help="n-gram order")
     parser.add_argument("--local", action="store_true", help="use this machine's text even if the demo corpus exists")
     parser.add_argument("--vocab-size", type=int, default=QualityConfig().vocab_size, help="SentencePiece vocab")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each implementation (best is kept)")
     args = parser.parse_args()
 
     found, origin = load_documents(args.local)
@@ -94,14 +98,19 @@ def main() -> None:
     fit_seconds, model = cpu_time(lambda: train_reference_model(reference, "sentencepiece", cfg))
     print(f"documents: {origin}; prose only, reference {len(reference)} docs {megabytes(reference):.2f} MB")
     print(f"fit: {fit_seconds:.1f} CPU s, {model.lm.n_grams:,} n-grams, order {model.lm.order}, one core")
+    if model.skeleton is not None:
+        words, skeleton_lm = len(model.skeleton.tokenizer.words), model.skeleton.lm
+        print(f"skeleton: {words} kept words, {skeleton_lm.n_grams:,} n-grams, order {skeleton_lm.order}")
 
+    lexical = ReferenceModel(model.tokenizer, model.lm)  # the stage before the skeleton model
     model.perplexities(scored[:5])  # build the lookup tables outside the timing, as a warm worker would have
     size = megabytes(scored)
-    seconds, ours = cpu_time(lambda: model.perplexities(scored))
+    seconds, _ = cpu_time(lambda: model.perplexities(scored), args.repeat)
+    lexical_seconds, ours = cpu_time(lambda: lexical.perplexities(scored), args.repeat)
     lines = [line for text in scored for line in split_lines(text)]
-    spm_seconds, _ = cpu_time(lambda: model.tokenizer.encode(lines))
+    spm_seconds, _ = cpu_time(lambda: model.tokenizer.encode(lines), args.repeat)
 
-    naive = NaiveScorer(model)
+    naive = NaiveScorer(lexical)
     subset = scored[: args.baseline_docs]
     naive_seconds, slow = cpu_time(lambda: [naive.perplexity(t) for t in subset])
     np.testing.assert_allclose(slow, np.asarray(ours)[: len(subset)], rtol=1e-4)  # same model, same numbers
@@ -110,10 +119,12 @@ def main() -> None:
     )
     rates = [
         Rate("ours: ReferenceModel.perplexities", seconds, len(scored), size),
+        Rate("ours, lexical model alone (before skeleton)", lexical_seconds, len(scored), size),
         Rate("SentencePiece encoding alone (the floor)", spm_seconds, len(scored), size),
         baseline,
     ]
     print_rates("perplexity scoring", rates, baseline)
+    print(f"\nours with the skeleton model costs {seconds / lexical_seconds:.2f}x the lexical model alone")
 
 
 if __name__ == "__main__":

@@ -41,10 +41,8 @@ Needs the project's environment plus mimesis (`pip install mimesis`), used only 
 
 from __future__ import annotations
 
-import argparse
 import base64
 import datetime
-import filecmp
 import gzip
 import hashlib
 import ipaddress
@@ -54,11 +52,10 @@ import random
 import re
 import string
 import sys
-import tempfile
 import uuid
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +63,7 @@ import mimesis
 import yaml
 from faker import Faker
 from mimesis.locales import Locale
+from rebuild import build_or_check  # scripts/rebuild.py: scripts/ is on sys.path when run
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
@@ -1561,23 +1559,9 @@ def readme(counts: Counter[str], passages: dict[str, dict[str, list[Passage]]]) 
     )
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="directory to write (default: %(default)s)")
-    parser.add_argument("--check", action="store_true", help="rebuild into a temporary directory and compare bytes")
-    args = parser.parse_args()
-    if not args.check:
-        counts = build(args.out)
-        print(f"wrote {sum(v for k, v in counts.items() if k.startswith('items/'))} items to {args.out}")
-        return
-    with tempfile.TemporaryDirectory() as tmp:
-        build(Path(tmp))
-        names = ("README.md", SET_FILE)
-        _, mismatch, errors = filecmp.cmpfiles(args.out, tmp, names, shallow=False)
-        if mismatch or errors:
-            sys.exit(f"differs from a rebuild: {mismatch + errors}")
-        print("data/labelled/pii matches a rebuild byte for byte")
+def main(argv: Sequence[str] | None = None) -> int:
+    return build_or_check(build, DEFAULT_OUT, __doc__, argv)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -167,6 +167,12 @@ class ProseThresholds(StrictModel):
         le=1.0,
         description="Share of lines ending in '...' or '…' above this (truncated teasers): 'ellipsis_lines'.",
     )
+    min_ellipsis_lines: int = Field(
+        default=2,
+        ge=1,
+        description="Lines ending in an ellipsis needed before 'ellipsis_lines' applies: one trailing-off sentence "
+        "in a two-line passage is a narrative pause, not a list of truncated teasers.",
+    )
     min_alpha_word_fraction: float = Field(
         default=0.8,
         ge=0.0,
@@ -185,6 +191,12 @@ class ProseThresholds(StrictModel):
     )
     max_duplicate_line_char_fraction: float = Field(
         default=0.2, ge=0.0, le=1.0, description="Share of characters in repeated lines: 'duplicate_lines'."
+    )
+    min_duplicate_line_words: int = Field(
+        default=3,
+        ge=0,
+        description="Repeated lines of fewer words (characters x `unsegmented_ngram_scale` in unsegmented text) are "
+        "structure, an attribution after each quote or a record separator, and do not count for 'duplicate_lines'.",
     )
     max_duplicate_paragraph_fraction: float = Field(
         default=0.3,

@@ -78,8 +78,9 @@ class ProseDoc:
         single = sum(1 for word in self.words if is_unsegmented_char(word))
         return single / len(self.words) >= self.unsegmented_share
 
-    def repeat_ngram_size(self, n: int) -> int:
-        """The n of the repeated-n-gram rule in this text's words (characters, in unsegmented text)."""
+    def word_span(self, n: int) -> int:
+        """n words as this text counts them: n * scale characters in unsegmented text, where a word is a character
+        (the n of the repeated-n-gram rule, the word minimum of a repeated line)."""
         return n * self.unsegmented_ngram_scale if self.unsegmented else n
 
 
@@ -119,6 +120,8 @@ def ellipsis_lines(doc: ProseDoc, t: ProseThresholds) -> str | None:
     if not doc.lines:
         return None
     ellipses = sum(1 for line in doc.lines if line.endswith(_ELLIPSES))
+    if ellipses < t.min_ellipsis_lines:
+        return None
     return "ellipsis_lines" if ellipses / len(doc.lines) > t.max_ellipsis_line_fraction else None
 
 
@@ -143,7 +146,12 @@ def stop_words(doc: ProseDoc, t: ProseThresholds) -> str | None:
 
 
 def duplicate_lines(doc: ProseDoc, t: ProseThresholds) -> str | None:
-    share, char_share = _duplicate_shares(doc.lines, len(doc.text))
+    """Repeated lines of content. A repeated line of fewer than `min_duplicate_line_words` words is structure (an
+    attribution after every quote, a record separator, a byline) and does not count as a repeat."""
+    min_words = doc.word_span(t.min_duplicate_line_words)
+    share, char_share = _duplicate_shares(
+        doc.lines, len(doc.text), lambda line: sum(1 for token in split_tokens(line) if is_word(token)) >= min_words
+    )
     if share > t.max_duplicate_line_fraction or char_share > t.max_duplicate_line_char_fraction:
         return "duplicate_lines"
     return None
@@ -175,7 +183,7 @@ def top_ngram_share(doc: ProseDoc, t: ProseThresholds) -> str | None:
 def duplicate_ngram_share(doc: ProseDoc, t: ProseThresholds) -> str | None:
     """Too much of the text sits in words covered by an n-gram that already occurred earlier in the document."""
     for size, bound in t.max_duplicate_ngram_char_share.items():
-        if _repeated_ngram_chars(doc, doc.repeat_ngram_size(size)) > bound * len(doc.text):
+        if _repeated_ngram_chars(doc, doc.word_span(size)) > bound * len(doc.text):
             return "duplicate_ngram_share"
     return None
 
@@ -204,14 +212,17 @@ def first_failure(doc: ProseDoc, thresholds: ProseThresholds) -> str | None:
     return None
 
 
-def _duplicate_shares(items: Sequence[str], text_chars: int) -> tuple[float, float]:
-    """(share of items repeating an earlier one, share of the text's characters in those repeats)."""
+def _duplicate_shares(
+    items: Sequence[str], text_chars: int, counts: Callable[[str], bool] = lambda item: True
+) -> tuple[float, float]:
+    """(share of items repeating an earlier one, share of the text's characters in those repeats), counting only
+    the repeats that `counts` accepts."""
     if not items:
         return 0.0, 0.0
     seen: set[str] = set()
     repeats = repeated_chars = 0
     for item in items:
-        if item in seen:
+        if item in seen and counts(item):
             repeats += 1
             repeated_chars += len(item)
         else:

@@ -1,4 +1,9 @@
-"""Settings of the perplexity-based quality stage (CCNet-style): reference corpus, language model, buckets.
+"""Settings of the perplexity-based quality stage (CCNet-style): reference corpus, language models, buckets.
+
+Each document is scored by two n-gram models fitted on the same reference: a lexical one over SentencePiece pieces
+(or characters for Chinese and Japanese), which says how familiar the text is, and a skeleton one over its frequent
+words and the shapes of the rest (quality/skeleton.py), which says whether its words come in an order the
+reference's syntax allows. The stored perplexity is their weighted geometric mean.
 
 Bucketing follows CCNet: within each language, documents below the 30th perplexity percentile are `head`,
 below the 60th `middle`, the rest `tail`. What is dropped is decided per domain. The default drops the `tail` of
@@ -77,14 +82,15 @@ class QualityConfig(StrictModel):
     code_domains: list[str] = Field(
         default=["code"], description="Domains scored by the code model; every other domain is prose."
     )
-    order: int = Field(default=4, ge=2, le=8, description="N-gram order of the reference language model.")
+    order: int = Field(default=3, ge=2, le=8, description="N-gram order of the lexical reference language model.")
     vocab_size: int = Field(
-        default=8000,
+        default=4000,
         ge=64,
         le=262_144,
         description=(
             "SentencePiece unigram vocabulary (a soft limit: smaller when the reference is small; raised when the "
-            "reference needs more distinct characters to reach `character_coverage`)."
+            "reference needs more distinct characters to reach `character_coverage`). Character models keep every "
+            "character of their reference, whatever this says."
         ),
     )
     tokenizer_max_chars: int = Field(
@@ -96,13 +102,35 @@ class QualityConfig(StrictModel):
         ),
     )
     character_coverage: float = Field(
-        default=0.9995, gt=0.9, le=1.0, description="Share of reference characters SentencePiece must cover."
+        default=0.9995,
+        gt=0.9,
+        le=1.0,
+        description="Share of reference characters SentencePiece must cover.",
     )
     per_language_models: bool = Field(
         default=True,
         description=(
             "Train a prose model per language that has enough reference and sample documents (CCNet's way); "
             "other languages are scored by the multilingual prose model."
+        ),
+    )
+    skeleton_words: int = Field(
+        default=150,
+        ge=0,
+        le=100_000,
+        description=(
+            "Most frequent reference words kept as themselves in the skeleton model, which sees every other word "
+            "only as its shape (see quality/skeleton.py); 0 scores by the lexical model alone."
+        ),
+    )
+    skeleton_order: int = Field(default=3, ge=2, le=8, description="N-gram order of the skeleton model.")
+    skeleton_weight: float = Field(
+        default=2.0,
+        ge=0.0,
+        le=10.0,
+        description=(
+            "Weight of the skeleton model in the document's perplexity: the stored perplexity is the weighted "
+            "geometric mean lexical^(1/(1+w)) * skeleton^(w/(1+w)) of the two models' perplexities."
         ),
     )
     character_languages: list[str] = Field(

@@ -38,15 +38,17 @@ class KeyTable:
     def find(self, queries: np.ndarray) -> np.ndarray:
         """Index of each query among the keys, or -1."""
         queries = np.asarray(queries, dtype=np.uint64)
-        result = np.full(len(queries), -1, dtype=np.int64)
-        pending = np.arange(len(queries))
         slot = (queries >> self._shift).astype(np.int64)
-        wanted = queries
+        found = self._slots[slot]
+        # Most queries settle at their home slot: resolve them all at once, then probe on for the rest.
+        result = np.where(found == queries, self._index[slot], -1)
+        # The table is sorted along the probe run: a larger key or a gap means the query is absent.
+        pending = np.flatnonzero((found < queries) & (found != EMPTY))
+        slot, wanted = slot[pending] + 1, queries[pending]
         while pending.size:
             found = self._slots[slot]
             hit = found == wanted
             result[pending[hit]] = self._index[slot[hit]]
-            # The table is sorted along the probe run: a larger key or a gap means the query is absent.
             go_on = (found < wanted) & (found != EMPTY)
             pending, slot, wanted = pending[go_on], slot[go_on] + 1, wanted[go_on]
         return result

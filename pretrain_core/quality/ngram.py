@@ -151,23 +151,35 @@ class NgramLM:
 
     def log10_probs(self, sentences: PaddedSentences) -> np.ndarray:
         """log10 P(token | history) of every target, in target order."""
-        keys = gram_keys(sentences.tokens, self.order, self.bos)
-        targets = sentences.targets
+        tokens, targets = sentences.tokens, sentences.targets
         terms_alpha, terms_gamma = [], [np.full(len(targets), self.gamma0)]
-        candidates = np.arange(len(sentences.tokens))
+        # Unigrams are found by token id; each longer m-gram is hashed and looked up only where the (m-1)-gram
+        # ending at the same position was found: every m-gram in a table extends one in the (m-1) table.
+        index = self._unigram_index[tokens]
+        candidates = np.flatnonzero(index >= 0)
+        index = index[candidates]
+        keys = extend_left(np.full(len(candidates), EMPTY_CONTEXT, dtype=np.uint64), tokens[candidates])
         for m in range(1, self.order + 1):
-            # Every m-gram in a table extends one in the (m-1) table, so only hits of the shorter length can hit.
-            index = self._tables[m - 1].find(keys[m][candidates])
-            hit = index >= 0
-            candidates, index = candidates[hit], index[hit]
-            alpha = np.zeros(len(sentences.tokens), dtype=np.float32)
+            if m > 1:
+                back = candidates - (m - 1)
+                keys = extend_left(keys, np.where(back >= 0, tokens[np.maximum(back, 0)], self.bos))
+                index = self._tables[m - 1].find(keys)
+                hit = index >= 0
+                candidates, index, keys = candidates[hit], index[hit], keys[hit]
+            alpha = np.zeros(len(tokens), dtype=np.float32)
             alpha[candidates] = self.alpha[m - 1][index]
             terms_alpha.append(alpha[targets])
             if m < self.order:
-                gamma = np.ones(len(sentences.tokens), dtype=np.float32)
+                gamma = np.ones(len(tokens), dtype=np.float32)
                 gamma[candidates] = self.gamma[m - 1][index]
                 terms_gamma.append(gamma[targets - 1])
         return np.log10(self._interpolate(terms_alpha, terms_gamma, np.full(len(targets), self._base)))
+
+    @cached_property
+    def _unigram_index(self) -> np.ndarray:
+        """Row of each token id in the unigram table, or -1."""
+        vocab = np.arange(self.vocab_size, dtype=np.int64)
+        return self._tables[0].find(extend_left(np.full(self.vocab_size, EMPTY_CONTEXT, dtype=np.uint64), vocab))
 
     def next_token_probs(self, context: Sequence[int]) -> np.ndarray:
         """P(w | context) for every token id w (0 for `<s>`): the full distribution, for inspection and tests."""

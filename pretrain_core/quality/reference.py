@@ -1,7 +1,8 @@
-"""Reference text and the models trained on it: reading reference files, training tokeniser plus n-gram model.
+"""Reference text and the models trained on it: reading reference files, training the tokenisers (lexical and
+skeleton) and the n-gram model over each.
 
 Training is deterministic end to end: the texts arrive in seeded-hash order, SentencePiece runs on one thread
-over every line in that order, and the n-gram counts are exact.
+over every line in that order, the skeleton keeps words by count then spelling, and the n-gram counts are exact.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import pyarrow.parquet as pq
 from pretrain_core import storage
 from pretrain_core.quality.config import REFERENCE_SUFFIXES, SELF, QualityConfig, ReferenceConfig
 from pretrain_core.quality.ngram import NgramLM, pad_sentences
-from pretrain_core.quality.scoring import ReferenceModel, split_lines
+from pretrain_core.quality.scoring import ReferenceModel, Skeleton, split_lines
+from pretrain_core.quality.skeleton import SkeletonTokenizer
 from pretrain_core.quality.tokenizers import CharacterTokenizer, SentencePieceTokenizer, Tokenizer, TokenizerKind
 
 
@@ -74,25 +76,39 @@ def read_reference_file(url: str, ref: ReferenceConfig) -> Iterator[ReferenceRec
                 yield ReferenceRecord(f"{url}#{row}", text, record.get(ref.lang_field) or None)
 
 
+def reference_lines(texts: list[str]) -> list[str]:
+    return [line for text in texts for line in split_lines(text)]
+
+
 def train_tokenizer(texts: list[str], kind: TokenizerKind, cfg: QualityConfig) -> Tokenizer:
     """Train the tokeniser on the texts' lines, up to `tokenizer_max_chars` characters."""
     lines = list(_first_chars((line for text in texts for line in split_lines(text)), cfg.tokenizer_max_chars))
     if kind == "characters":
-        return CharacterTokenizer.train(lines, cfg.vocab_size)
+        return CharacterTokenizer.train(lines)
     return SentencePieceTokenizer.train(lines, cfg.vocab_size, cfg.character_coverage)
 
 
-def train_lm(texts: list[str], tokenizer: Tokenizer, cfg: QualityConfig) -> NgramLM:
-    """Count the n-gram model over every line of the texts."""
-    ids, lengths = tokenizer.encode([line for text in texts for line in split_lines(text)])
-    sentences = pad_sentences(ids, lengths, cfg.order, tokenizer.bos, tokenizer.eos)
-    return NgramLM.fit(sentences, cfg.order, tokenizer.vocab_size, tokenizer.bos)
+def train_skeleton_tokenizer(texts: list[str], cfg: QualityConfig) -> SkeletonTokenizer | None:
+    """The skeleton's kept words, counted over every reference line; None when the skeleton model is off."""
+    return SkeletonTokenizer.train(reference_lines(texts), cfg.skeleton_words) if cfg.skeleton_words else None
+
+
+def train_lm(texts: list[str], tokenizer: Tokenizer, order: int) -> NgramLM:
+    """Count an n-gram model of `order` over every line of the texts, as the tokeniser splits them."""
+    ids, lengths = tokenizer.encode(reference_lines(texts))
+    sentences = pad_sentences(ids, lengths, order, tokenizer.bos, tokenizer.eos)
+    return NgramLM.fit(sentences, order, tokenizer.vocab_size, tokenizer.bos)
 
 
 def train_reference_model(texts: list[str], kind: TokenizerKind, cfg: QualityConfig) -> ReferenceModel:
-    """Tokeniser and n-gram model trained on the same texts."""
+    """Tokeniser, n-gram model and (unless switched off) skeleton model, trained on the same texts."""
     tokenizer = train_tokenizer(texts, kind, cfg)
-    return ReferenceModel(tokenizer, train_lm(texts, tokenizer, cfg))
+    skeleton_tokenizer = train_skeleton_tokenizer(texts, cfg)
+    skeleton = None
+    if skeleton_tokenizer is not None:
+        skeleton_lm = train_lm(texts, skeleton_tokenizer, cfg.skeleton_order)
+        skeleton = Skeleton(skeleton_tokenizer, skeleton_lm, cfg.skeleton_weight)
+    return ReferenceModel(tokenizer, train_lm(texts, tokenizer, cfg.order), skeleton)
 
 
 def _first_chars(lines: Iterable[str], max_chars: int) -> Iterator[str]:

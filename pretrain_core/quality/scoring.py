@@ -1,6 +1,10 @@
 """Document perplexity under a reference model, computed as CCNet does: over the document's lines, each a
 sentence ending in `</s>`, ``10 ** (-sum(log10 p) / sum(tokens + 1))``. Whole batches go through one
-tokeniser call and one vectorised n-gram pass; there is no per-token Python."""
+tokeniser call and one vectorised n-gram pass; there is no per-token Python.
+
+A model with a skeleton (see skeleton.py) scores each document twice, by its lexical tokens and by its word
+skeleton, and reports the weighted geometric mean of the two perplexities: the lexical one says how familiar the
+text is, the skeleton one whether its words are in an order the reference's syntax allows."""
 
 from __future__ import annotations
 
@@ -11,6 +15,7 @@ import numpy as np
 
 from pretrain_core.quality.ngram import NgramLM, pad_sentences
 from pretrain_core.quality.sampling import fold_of
+from pretrain_core.quality.skeleton import SkeletonTokenizer
 from pretrain_core.quality.tokenizers import Tokenizer
 
 
@@ -21,11 +26,21 @@ def split_lines(text: str) -> list[str]:
 
 
 @dataclass(frozen=True)
+class Skeleton:
+    """The skeleton tokeniser, the n-gram model over its ids, and its weight in the document's perplexity."""
+
+    tokenizer: SkeletonTokenizer
+    lm: NgramLM
+    weight: float
+
+
+@dataclass(frozen=True)
 class ReferenceModel:
-    """A tokeniser and the n-gram model trained on its ids."""
+    """A tokeniser and the n-gram model trained on its ids, optionally with a skeleton model beside them."""
 
     tokenizer: Tokenizer
     lm: NgramLM
+    skeleton: Skeleton | None = None
 
     def perplexities(self, texts: list[str], batch_chars: int = 4_000_000) -> np.ndarray:
         """Perplexity of each text, as float32: the precision it is stored and compared against cut-offs in."""
@@ -41,13 +56,26 @@ class ReferenceModel:
             doc_lines = split_lines(text)
             lines += doc_lines
             doc_of_line += [doc] * len(doc_lines)
-        ids, lengths = self.tokenizer.encode(lines)
-        sentences = pad_sentences(ids, lengths, self.lm.order, self.tokenizer.bos, self.tokenizer.eos)
-        log10_p = self.lm.log10_probs(sentences)
-        doc_of_target = np.asarray(doc_of_line, dtype=np.int64)[sentences.sentence]
-        total = np.bincount(doc_of_target, weights=log10_p, minlength=len(texts))
-        count = np.bincount(doc_of_target, minlength=len(texts))
-        return np.power(10.0, -total / count)
+        docs = np.asarray(doc_of_line, dtype=np.int64)
+        log10_ppl = -_mean_log10_prob(self.tokenizer, self.lm, lines, docs, len(texts))
+        if self.skeleton is not None and self.skeleton.weight > 0:
+            weight = self.skeleton.weight
+            skeleton = -_mean_log10_prob(self.skeleton.tokenizer, self.skeleton.lm, lines, docs, len(texts))
+            log10_ppl = (log10_ppl + weight * skeleton) / (1.0 + weight)
+        return np.power(10.0, log10_ppl)
+
+
+def _mean_log10_prob(
+    tokenizer: Tokenizer, lm: NgramLM, lines: list[str], doc_of_line: np.ndarray, docs: int
+) -> np.ndarray:
+    """Mean log10 probability per predicted token (every token and each line's `</s>`) of each document."""
+    ids, lengths = tokenizer.encode(lines)
+    sentences = pad_sentences(ids, lengths, lm.order, tokenizer.bos, tokenizer.eos)
+    log10_p = lm.log10_probs(sentences)
+    doc_of_target = doc_of_line[sentences.sentence]
+    total = np.bincount(doc_of_target, weights=log10_p, minlength=docs)
+    count = np.bincount(doc_of_target, minlength=docs)
+    return total / count
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,12 @@
 """The quality stage: fit reference models and per-language cut-offs once, then score and bucket every shard.
 
 `fit_quality` trains, per domain group, a multilingual model on the group's reference text and (for prose) a
-model per language with enough reference and sample documents; it scores a seeded sample of the input under
-the same models to place the cut-offs. When the reference is the input itself ("self"), each model's n-gram
-counts are cross-fitted in two folds so that no document is scored by counts that include it (a memorised
-document would look like the best text in the corpus). `QualityStage` scores every document, buckets it within
-its language and drops the buckets its domain does not keep, with reason `quality_bucket_<bucket>`.
+model per language with enough reference and sample documents, each a lexical and a skeleton n-gram model; it
+scores a seeded sample of the input under the same models to place the cut-offs. When the reference is the input
+itself ("self"), each model's n-gram counts are cross-fitted in two folds so that no document is scored by counts
+that include it (a memorised document would look like the best text in the corpus). `QualityStage` scores every
+document, buckets it within its language and drops the buckets its domain does not keep, with reason
+`quality_bucket_<bucket>`.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -31,8 +32,9 @@ from pretrain_core.quality.cutoffs import (
     percentile_cutoffs,
 )
 from pretrain_core.quality.ngram import NgramLM
-from pretrain_core.quality.reference import ReferenceRecord, train_lm, train_tokenizer
-from pretrain_core.quality.scoring import FoldedModel, ReferenceModel
+from pretrain_core.quality.reference import ReferenceRecord, train_lm, train_skeleton_tokenizer, train_tokenizer
+from pretrain_core.quality.scoring import FoldedModel, ReferenceModel, Skeleton
+from pretrain_core.quality.skeleton import SkeletonTokenizer
 from pretrain_core.quality.tokenizers import TokenizerKind, load_tokenizer
 from pretrain_core.schema import DROP_REASON, QUALITY
 from pretrain_core.stage import ShardOutput
@@ -58,7 +60,8 @@ class _ModelPlan:
 def fit_quality(input_urls: list[str], cfg: QualityConfig, artifact_dir: str) -> dict[str, str]:
     """Train the reference models and measure the cut-offs; write them under ``artifact_dir`` (same inputs and
     config give the same bytes) and return artifact name -> URL: `cutoffs`, and per model `<model>.tokenizer`
-    and one `<model>.fold<i>.lm` per part."""
+    and `<model>.skeleton` (the skeleton's kept words), and per part `<model>.fold<i>.lm` and
+    `<model>.fold<i>.skeleton.lm`."""
     corpus = scan_corpus(input_urls, cfg)
     plans, routes = _plan_models(corpus, cfg)
     models: dict[str, FoldedModel] = {}
@@ -67,28 +70,39 @@ def fit_quality(input_urls: list[str], cfg: QualityConfig, artifact_dir: str) ->
     for name, plan in plans.items():
         # One tokeniser per model, trained on all its reference text: a held-out document's effect on the piece
         # vocabulary is negligible, unlike its effect on n-gram counts, which is why only the counts are folded.
-        tokenizer = train_tokenizer([r.text for r in plan.records], plan.kind, cfg)
-        artifacts[f"{name}.tokenizer"] = storage.join(artifact_dir, "models", f"{name}.{_TOKENIZER_SUFFIX[plan.kind]}")
-        storage.write_bytes(artifacts[f"{name}.tokenizer"], tokenizer.to_bytes())
+        all_texts = [r.text for r in plan.records]
+        tokenizer = train_tokenizer(all_texts, plan.kind, cfg)
+        skeleton_tokenizer = train_skeleton_tokenizer(all_texts, cfg)
+        artifacts[f"{name}.tokenizer"] = _write(artifact_dir, f"{name}.{_TOKENIZER_SUFFIX[plan.kind]}", tokenizer)
+        if skeleton_tokenizer is not None:
+            artifacts[f"{name}.skeleton"] = _write(artifact_dir, f"{name}.skeleton.json", skeleton_tokenizer)
         parts, part_info = [], []
         for part, texts in enumerate(plan.part_texts(cfg.cross_fit)):
-            lm = train_lm(texts, tokenizer, cfg)
-            artifacts[f"{name}.fold{part}.lm"] = storage.join(artifact_dir, "models", f"{name}.fold{part}.lm")
-            storage.write_bytes(artifacts[f"{name}.fold{part}.lm"], lm.to_bytes())
-            parts.append(ReferenceModel(tokenizer, lm))
-            part_info.append(
-                {
-                    "reference_docs": len(texts),
-                    "reference_chars": sum(map(len, texts)),
-                    "n_grams": lm.n_grams,
-                    "discounts": [round(d, 6) for d in lm.discounts],
-                }
-            )
+            lm = train_lm(texts, tokenizer, cfg.order)
+            artifacts[f"{name}.fold{part}.lm"] = _write(artifact_dir, f"{name}.fold{part}.lm", lm)
+            info = {
+                "reference_docs": len(texts),
+                "reference_chars": sum(map(len, texts)),
+                "n_grams": lm.n_grams,
+                "discounts": [round(d, 6) for d in lm.discounts],
+            }
+            skeleton = None
+            if skeleton_tokenizer is not None:
+                skeleton_lm = train_lm(texts, skeleton_tokenizer, cfg.skeleton_order)
+                artifacts[f"{name}.fold{part}.skeleton.lm"] = _write(
+                    artifact_dir, f"{name}.fold{part}.skeleton.lm", skeleton_lm
+                )
+                skeleton = Skeleton(skeleton_tokenizer, skeleton_lm, cfg.skeleton_weight)
+                info["skeleton_n_grams"] = skeleton_lm.n_grams
+            parts.append(ReferenceModel(tokenizer, lm, skeleton))
+            part_info.append(info)
         models[name] = FoldedModel(tuple(parts), cfg.seed)
         model_info[name] = {
             "tokenizer": plan.kind,
             "vocab_size": tokenizer.vocab_size,
             "order": cfg.order,
+            "skeleton_words": len(skeleton_tokenizer.words) if skeleton_tokenizer is not None else 0,
+            "skeleton_order": cfg.skeleton_order,
             "folds": len(parts),
             "reference_docs": len(plan.records),
             "parts": part_info,
@@ -103,6 +117,16 @@ def fit_quality(input_urls: list[str], cfg: QualityConfig, artifact_dir: str) ->
     artifacts[CUTOFFS] = storage.join(artifact_dir, "cutoffs.json")
     storage.write_json(artifacts[CUTOFFS], index.to_json())
     return dict(sorted(artifacts.items()))
+
+
+class _Serialisable(Protocol):
+    def to_bytes(self) -> bytes: ...
+
+
+def _write(artifact_dir: str, file_name: str, model: _Serialisable) -> str:
+    url = storage.join(artifact_dir, "models", file_name)
+    storage.write_bytes(url, model.to_bytes())
+    return url
 
 
 def _sample_sizes(corpus: CorpusSample) -> dict[str, dict[str, dict[str, int]]]:
@@ -191,12 +215,20 @@ class QualityStage:
         if name not in self._models:
             info = self.index.models[name]
             tokenizer = load_tokenizer(info["tokenizer"], storage.read_bytes(self.artifacts[f"{name}.tokenizer"]))
-            parts = [
-                ReferenceModel(
-                    tokenizer, NgramLM.from_bytes(storage.read_bytes(self.artifacts[f"{name}.fold{part}.lm"]))
-                )
-                for part in range(int(info["folds"]))
-            ]
+            skeleton_url = self.artifacts.get(f"{name}.skeleton")
+            skeleton_tokenizer = (
+                SkeletonTokenizer.from_bytes(storage.read_bytes(skeleton_url)) if skeleton_url else None
+            )
+            parts = []
+            for part in range(int(info["folds"])):
+                lm = NgramLM.from_bytes(storage.read_bytes(self.artifacts[f"{name}.fold{part}.lm"]))
+                skeleton = None
+                if skeleton_tokenizer is not None:
+                    skeleton_lm = NgramLM.from_bytes(
+                        storage.read_bytes(self.artifacts[f"{name}.fold{part}.skeleton.lm"])
+                    )
+                    skeleton = Skeleton(skeleton_tokenizer, skeleton_lm, self.cfg.skeleton_weight)
+                parts.append(ReferenceModel(tokenizer, lm, skeleton))
             self._models[name] = FoldedModel(tuple(parts), self.cfg.seed)
         return self._models[name]
 

@@ -15,7 +15,7 @@ from typing import Literal, Protocol
 import numpy as np
 import sentencepiece as spm
 
-TokenizerKind = Literal["sentencepiece", "characters"]
+TokenizerKind = Literal["sentencepiece", "characters", "skeleton"]
 UNK, BOS, EOS = 0, 1, 2
 _SPM_MAX_LINE_BYTES = 1 << 14
 _BYTES = 256
@@ -106,11 +106,14 @@ class CharacterTokenizer:
         self.vocab_size = len(characters) + 3
 
     @classmethod
-    def train(cls, lines: list[str], vocab_size: int) -> CharacterTokenizer:
-        """Keep the ``vocab_size - 3`` most frequent characters (ties by code point, for determinism)."""
+    def train(cls, lines: list[str]) -> CharacterTokenizer:
+        """Keep every character of the reference, most frequent first (ties by code point, for determinism).
+        A character the reference never used then maps to `<unk>`, which training never saw, so it costs the
+        most; capping the vocabulary instead would fold the reference's rare characters into a frequent `<unk>`,
+        and text made of rare characters (mojibake in a CJK script) would score as common."""
         counts = Counter(itertools.chain.from_iterable(lines))
         ranked = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-        return cls("".join(char for char, _ in ranked[: vocab_size - 3]))
+        return cls("".join(char for char, _ in ranked))
 
     def encode(self, lines: list[str]) -> tuple[np.ndarray, np.ndarray]:
         lengths = np.fromiter(map(len, lines), dtype=np.int64, count=len(lines))

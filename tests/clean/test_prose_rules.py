@@ -65,6 +65,22 @@ def test_repeated_lines_are_dropped(licence: Callable[[str], str]) -> None:
     assert judge(spam) == "duplicate_lines"
 
 
+def test_a_short_attribution_after_every_quote_is_structure_not_repetition(licence: Callable[[str], str]) -> None:
+    lines = [line for line in licence("GPL-3").splitlines() if len(line.split()) > 8][:10]
+    attributed = "\n".join(part for line in lines for part in (line, "-- GPL-3"))
+    assert judge(attributed) is None
+    assert judge(attributed, thresholds=ProseThresholds(min_duplicate_line_words=0)) == "duplicate_lines"
+    proverbs = "\n".join(part for line in lines for part in (line, "--《谚语》"))  # two one-character words
+    assert judge(proverbs) is None
+
+
+def test_one_trailing_ellipsis_is_not_a_teaser_list(licence: Callable[[str], str]) -> None:
+    second = [line for line in licence("GPL-3").splitlines() if len(line.split()) > 8][1]
+    passage = " ".join(licence("GPL-3").split()[:80]) + " ...\n" + second
+    assert judge(passage) is None
+    assert judge(passage, thresholds=ProseThresholds(min_ellipsis_lines=1)) == "ellipsis_lines"
+
+
 def test_repeated_paragraphs_are_dropped(licence: Callable[[str], str]) -> None:
     """A short notice between every paragraph: few repeated lines, but most paragraphs are repeats."""
     paragraphs = [p for p in licence("Apache-2.0").split("\n\n") if p.count("\n") >= 3][:6]

@@ -51,13 +51,27 @@ def test_real_prose_beats_word_salad_and_boilerplate(
 
 def test_perplexity_is_the_ccnet_formula(models: dict[str, ReferenceModel], english: list[str]) -> None:
     model = models["en"]
+    lexical = ReferenceModel(model.tokenizer, model.lm)  # without the skeleton model
     doc = "\n".join(english[1001:1004])
     lines = split_lines(doc)
     ids, lengths = model.tokenizer.encode(lines)
     log10_p = model.lm.log10_probs(pad_sentences(ids, lengths, CFG.order, model.tokenizer.bos, model.tokenizer.eos))
     assert len(log10_p) == int(np.sum(lengths + 1))  # every piece plus one `</s>` per line
     expected = 10 ** (-log10_p.sum() / np.sum(lengths + 1))
-    assert model.perplexities([doc])[0] == pytest.approx(expected, rel=1e-6)
+    assert lexical.perplexities([doc])[0] == pytest.approx(expected, rel=1e-6)
+
+
+def test_skeleton_perplexity_enters_as_a_weighted_geometric_mean(
+    models: dict[str, ReferenceModel], english: list[str]
+) -> None:
+    model = models["en"]
+    assert model.skeleton is not None and model.skeleton.weight == CFG.skeleton_weight
+    docs = ["\n".join(english[i : i + 3]) for i in range(1201, 1240, 3)]
+    lexical = ReferenceModel(model.tokenizer, model.lm).perplexities(docs).astype(np.float64)
+    skeleton = ReferenceModel(model.skeleton.tokenizer, model.skeleton.lm).perplexities(docs).astype(np.float64)
+    w = model.skeleton.weight
+    expected = np.power(lexical, 1 / (1 + w)) * np.power(skeleton, w / (1 + w))
+    np.testing.assert_allclose(model.perplexities(docs), expected, rtol=1e-5)
 
 
 def test_blank_lines_batches_and_empty_documents(models: dict[str, ReferenceModel], english: list[str]) -> None:

@@ -83,13 +83,15 @@ def _table(rows: Rows) -> pa.Table:
 def test_fit_trains_per_language_models_and_cutoffs(fitted: tuple[list[str], dict[str, str]]) -> None:
     _, artifacts = fitted
     models = ["code", "prose", "prose.en", "prose.zh"]
-    parts = [f"{m}.tokenizer" for m in models] + [f"{m}.fold{f}.lm" for m in models for f in (0, 1)]
+    parts = [f"{m}.{kind}" for m in models for kind in ("tokenizer", "skeleton")]
+    parts += [f"{m}.fold{f}.{kind}" for m in models for f in (0, 1) for kind in ("lm", "skeleton.lm")]
     assert set(artifacts) == {"cutoffs", *parts}
     index = storage.read_json(artifacts["cutoffs"])
     assert {m: info["folds"] for m, info in index["models"].items()} == dict.fromkeys(models, 2)
     assert index["routes"] == {"prose": {"en": "prose.en", "zh": "prose.zh"}}  # fr has too few documents
     assert index["models"]["prose.zh"]["tokenizer"] == "characters"
     assert index["models"]["prose.en"]["tokenizer"] == "sentencepiece"
+    assert index["models"]["prose.en"]["skeleton_words"] == CFG.skeleton_words
     assert index["models"]["prose"]["reference_docs"] == 180 + 150 + 30  # curated sources only, no crawl
     cutoffs = index["cutoffs"]
     assert set(cutoffs["prose.en"]) == {"en"} and set(cutoffs["prose.zh"]) == {"zh"}

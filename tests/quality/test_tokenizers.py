@@ -44,14 +44,17 @@ def test_vocabulary_grows_to_hold_the_characters_chinese_needs(chinese: list[str
     assert np.mean(ids == UNK) < 0.001
 
 
-def test_character_tokenizer_maps_code_points_and_unknowns(chinese: list[str]) -> None:
-    tok = CharacterTokenizer.train(chinese[:400], vocab_size=300)
-    assert tok.vocab_size == 300
+def test_character_tokenizer_keeps_every_reference_character_and_maps_the_rest_to_unk(chinese: list[str]) -> None:
+    tok = CharacterTokenizer.train(chinese[:400])
+    distinct = {char for line in chinese[:400] for char in line}
+    assert tok.vocab_size == len(distinct) + 3  # no cap: a rare reference character keeps its own id
     line = chinese[450]
     ids, lengths = tok.encode([line, "", "龘"])
     assert lengths.tolist() == [len(line), 0, 1]
-    assert ids[-1] == UNK  # a character outside the kept vocabulary
-    assert ids.min() >= 0 and ids.max() < 300 and not np.isin(ids, [BOS, EOS]).any()
+    assert ids[-1] == UNK  # a character the reference never used
+    assert ids.min() >= 0 and ids.max() < tok.vocab_size and not np.isin(ids, [BOS, EOS]).any()
+    reference_ids, _ = tok.encode(chinese[:400])
+    assert not np.any(reference_ids == UNK)
     same = load_tokenizer("characters", tok.to_bytes())
     assert np.array_equal(same.encode([line])[0], tok.encode([line])[0])
     # the most frequent characters get the smallest ids
