@@ -1,19 +1,18 @@
-"""Real text for the cleaning tests: OS licences and man pages, Python's CJK test texts, UDHR Article 1."""
+"""Real text for the cleaning tests, all shipped in the repo: licences and man pages, CPython's CJK test texts,
+UDHR Article 1."""
 
 from __future__ import annotations
 
-import functools
-import os
-import shutil
-import subprocess
 import sysconfig
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-LICENCES = Path("/usr/share/common-licenses")
-CJK_TEXTS = Path(sysconfig.get_paths()["stdlib"]) / "test" / "cjkencodings"
+DATA = Path(__file__).resolve().parents[2] / "data"
+LICENCES = DATA / "reference" / "licences"
+CJK_TEXTS = DATA / "reference" / "cjkencodings"
+MAN_PAGES = DATA / "demo" / "text" / "manpages"
 
 # Article 1 of the Universal Declaration of Human Rights in the official translations published by the UN
 # OHCHR (https://www.ohchr.org/en/human-rights/universal-declaration/translations), free to reproduce.
@@ -43,13 +42,10 @@ def udhr() -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def licence() -> Callable[[str], str]:
-    """A licence text shipped by the OS, by file name (GPL-3, Apache-2.0, ...)."""
+    """A licence text as Debian ships it (base-files' common-licenses), by file name (GPL-3, Apache-2.0, ...)."""
 
     def read(name: str) -> str:
-        path = LICENCES / name
-        if not path.is_file():
-            pytest.skip(f"{path} is not installed")
-        return path.read_text(encoding="utf-8")
+        return (LICENCES / name).read_text(encoding="utf-8")
 
     return read
 
@@ -59,38 +55,21 @@ def cjk_text() -> Callable[[str], str]:
     """Real Chinese, Japanese and Korean prose from CPython's codec tests (gb2312, euc_jp, euc_kr, ...)."""
 
     def read(codec: str) -> str:
-        path = CJK_TEXTS / f"{codec}-utf8.txt"
-        if not path.is_file():
-            pytest.skip(f"{path} is not installed (Python's test package is missing)")
-        return path.read_text(encoding="utf-8")
+        return (CJK_TEXTS / f"{codec}-utf8.txt").read_text(encoding="utf-8")
 
     return read
 
 
 @pytest.fixture(scope="session")
 def man_page() -> Callable[..., str]:
-    """A man page rendered to plain text by man(1), optionally a translation (lang='de', 'zh_CN', ...)."""
+    """A man page of the demo corpus as groff renders it to plain text, by name and section ('chown.2'), optionally
+    a translation (lang='de', 'zh_CN', ...): data/demo/text/manpages/LANG/manN/NAME.N.txt."""
 
-    @functools.cache
-    def render(page: str, lang: str | None = None) -> str:
-        if shutil.which("man") is None:
-            pytest.skip("man(1) is not installed")
-        command = ["man", page]
-        if lang is not None:  # the translated file itself: `man -L` silently falls back to English
-            translated = Path("/usr/share/man") / lang / "man1" / f"{page}.1.gz"
-            if not translated.is_file():
-                pytest.skip(f"{translated} is not installed")
-            command = ["man", "-l", str(translated)]
-        env = {**os.environ, "MANWIDTH": "80", "LANG": "C.UTF-8", "MAN_KEEP_FORMATTING": ""}
-        try:
-            result = subprocess.run(command, capture_output=True, text=True, env=env, timeout=60, check=False)
-        except subprocess.TimeoutExpired:  # troff loops on some CJK pages (zh_CN df)
-            pytest.skip(f"man page {page} ({lang or 'en'}) did not render in 60 s")
-        if result.returncode != 0 or not result.stdout.strip():
-            pytest.skip(f"man page {page} ({lang or 'en'}) is not installed")
-        return result.stdout
+    def read(page: str, lang: str = "en") -> str:
+        section = page.rsplit(".", 1)[1][0]  # "NULL.3const" is in man3
+        return (MAN_PAGES / lang / f"man{section}" / f"{page}.txt").read_text(encoding="utf-8")
 
-    return render
+    return read
 
 
 @pytest.fixture(scope="session")

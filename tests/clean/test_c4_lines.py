@@ -26,7 +26,7 @@ def test_boilerplate_lines_go_and_sentences_stay(licence: Callable[[str], str]) 
 
 def test_man_pages_lose_most_of_their_lines(man_page: Callable[..., str]) -> None:
     """Why the filter is off by default: option lists and synopses have no terminal punctuation."""
-    page = man_page("ls")
+    page = man_page("chown.2")
     result = filter_lines(page, ON)
     assert len(result.text) < 0.6 * len(page)
 

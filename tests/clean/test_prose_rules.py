@@ -20,7 +20,7 @@ def test_real_english_licences_pass(licence: Callable[[str], str], name: str) ->
     assert judge(licence(name)) is None
 
 
-@pytest.mark.parametrize("page", ["ls", "grep", "tar", "ssh"])
+@pytest.mark.parametrize("page", ["chown.2", "strtol.3", "hosts.5", "futex.7"])
 def test_real_man_pages_pass(man_page: Callable[..., str], page: str) -> None:
     assert judge(man_page(page)) is None
 
@@ -34,7 +34,7 @@ def test_real_chinese_and_japanese_prose_passes(cjk_text: Callable[[str], str], 
     assert first_failure(doc, DEFAULT) is None
 
 
-@pytest.mark.parametrize("page", ["ar", "bc"])
+@pytest.mark.parametrize("page", ["gprof.1", "flock.1"])
 def test_japanese_repeated_terms_are_not_repeated_phrases(man_page: Callable[..., str], page: str) -> None:
     """Five characters are one or two Japanese words: n-gram rules scale n in unsegmented text."""
     text = man_page(page, "ja")
@@ -48,13 +48,13 @@ def test_real_korean_prose_passes_with_the_korean_thresholds(cjk_text: Callable[
     assert first_failure(ProseDoc(text), ProseRulesConfig().thresholds_for("ko")) is None
 
 
-@pytest.mark.parametrize(("lang", "page"), [("de", "ls"), ("fr", "ls"), ("zh_CN", "ls"), ("ja", "ls")])
+@pytest.mark.parametrize(("lang", "page"), [("de", "diff3.1"), ("fr", "join.1"), ("zh_CN", "diff.1"), ("ja", "od.1")])
 def test_translated_man_pages_pass_without_english_stop_words(
     man_page: Callable[..., str], lang: str, page: str
 ) -> None:
     text = man_page(page, lang)
     assert judge(text, stop_words=frozenset()) is None
-    if lang != "ja":  # the Japanese page quotes English words (the, to) in its examples
+    if lang != "ja":  # the Japanese page keeps GNU's English licence notice (the, to)
         assert judge(text) == "no_stop_words"  # which is why stop words are per language
 
 

@@ -26,11 +26,11 @@ def corpus(
 ) -> list[Row]:
     """(id, text, domain, code_language) of real documents; the id says what the stage should make of it."""
     gpl_lines = [line for line in licence("GPL-3").splitlines() if len(line.split()) > 8][:8]
-    german = man_page("ls", "de")
+    german = man_page("diff3.1", "de")
     docs = [
         ("keep-en-gpl", licence("GPL-3"), "general", None),
         ("keep-en-apache", licence("Apache-2.0"), "general", None),
-        ("keep-en-man", man_page("tar"), "specialist", None),
+        ("keep-en-man", man_page("rename.2"), "specialist", None),
         ("keep-de-man-mojibake", german.encode("utf-8").decode("windows-1252", errors="ignore"), "specialist", None),
         ("keep-zh", cjk_text("gb2312"), "general", None),
         ("keep-ja", cjk_text("euc_jp"), "general", None),
@@ -74,8 +74,8 @@ def test_kept_text_is_repaired_and_dropped_text_is_the_original(
 ) -> None:
     out = CleanStage(CleanConfig()).process(_table(corpus))
     kept = {r["id"]: r["text"] for r in out.kept.to_pylist()}
-    german = man_page("ls", "de")
-    assert "Einträge" in kept["keep-de-man-mojibake"] and "EintrÃ¤ge" not in kept["keep-de-man-mojibake"]
+    german = man_page("diff3.1", "de")
+    assert "Änderungen" in kept["keep-de-man-mojibake"] and "Ã„nderungen" not in kept["keep-de-man-mojibake"]
     assert kept["keep-code"] == stdlib_source("textwrap.py")
     assert len(kept["keep-de-man-mojibake"]) == pytest.approx(len(german), rel=0.01)
     originals = {d["id"]: d["text"] for d in corpus}

@@ -1,101 +1,120 @@
-"""Real text for the quality tests: the Debian Administrator's Handbook in English, French and Chinese (prose, with
-its page navigation as real boilerplate) and Python's standard library (code), plus PII-schema shard builders."""
+"""Real text for the quality tests, all shipped in the repo: Debian Administrator's Handbook and Debian FAQ
+paragraphs in English, French and Chinese, the handbook's navigation labels (real boilerplate), Python's standard
+library (code), plus PII-schema shard builders."""
 
 from __future__ import annotations
 
 import functools
-import html.parser
+import gzip
+import json
 import random
 import re
 import sysconfig
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 from pretrain_core import schema, storage
 
-HANDBOOK = Path("/usr/share/doc/debian-handbook/html")
+DATA = Path(__file__).resolve().parents[2] / "data"
+HANDBOOK_PAGES = DATA / "demo" / "specialist" / "debian_handbook.parquet"
+LABELLED = DATA / "labelled" / "quality"
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 HAN = re.compile(r"[\u4e00-\u9fff]")
+CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
+SENTENCE_END = tuple(".:!?)。：！？）")
+# How scripts/build_labelled_quality.py joins the labels of a menu line in its `boilerplate` items.
+MENU_SEPARATOR = re.compile(r" \| | › | · |  ")
 
 
-class _HandbookPage(html.parser.HTMLParser):
-    """Collects the text of `<div class="para">` blocks and the labels of the `<ul class="docnav">` navigation."""
+def _is_english(line: str) -> bool:
+    """English lines come from every locale's pages: a Japanese page's line may mix in Japanese."""
+    return len(line) >= 80 and " the " in line and not CJK.search(line)
 
-    def __init__(self) -> None:
-        super().__init__()
-        self.paragraphs: list[str] = []
-        self.navigation: list[str] = []
-        self._depth = 0
-        self._in_nav = False
-        self._in_label = False
-        self._buffer: list[str] = []
-        self._labels: list[str] = []
 
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag == "div" and (self._depth or ("class", "para") in attrs):
-            self._depth += 1
-        if tag == "ul" and ("class", "docnav") in attrs:
-            self._in_nav = True
-        self._in_label = self._in_nav and tag == "strong"
+def _is_french(line: str) -> bool:
+    return len(line) >= 80 and any(word in line for word in (" le ", " la ", " les "))
 
-    def handle_endtag(self, tag: str) -> None:
-        if tag == "div" and self._depth:
-            self._depth -= 1
-            if not self._depth:
-                self.paragraphs.append(" ".join("".join(self._buffer).split()))
-                self._buffer = []
-        if tag == "strong":
-            self._in_label = False
-        if tag == "ul" and self._in_nav:
-            self._in_nav = False
-            self.navigation.append(" ".join(self._labels))
-            self._labels = []
 
-    def handle_data(self, data: str) -> None:
-        if self._depth:
-            self._buffer.append(data)
-        elif self._in_label:
-            self._labels.append(data.strip())
+def _is_chinese(line: str) -> bool:
+    """Untranslated paragraphs of the Chinese pages stay English: keep the Chinese ones."""
+    return len(line) >= 20 and len(HAN.findall(line)) > 0.3 * len(line)
+
+
+IS_PARAGRAPH = {"en": _is_english, "fr": _is_french, "zh": _is_chinese}
 
 
 @functools.cache
-def _read_handbook(locale: str) -> tuple[list[str], list[str]]:
-    folder = HANDBOOK / locale
-    if not folder.is_dir():
-        pytest.skip(f"the Debian handbook ({folder}) is not installed")
-    paragraphs, navigation = [], []
-    for page in sorted(folder.glob("*.html")):
-        parser = _HandbookPage()
-        parser.feed(page.read_text(encoding="utf-8"))
-        paragraphs += [p for p in parser.paragraphs if p]
-        navigation += [n for n in parser.navigation if n]
-    if locale.startswith("zh"):  # untranslated paragraphs stay English: keep the Chinese ones
-        paragraphs = [p for p in paragraphs if len(HAN.findall(p)) > 0.3 * len(p)]
-    return paragraphs, navigation
+def _labelled_items() -> tuple[dict[str, Any], ...]:
+    """The labelled quality set: its reference text, then its eval items (data/labelled/quality/README.md)."""
+    items: list[dict[str, Any]] = []
+    for name in ("reference_prose", "eval"):
+        with gzip.open(LABELLED / f"{name}.jsonl.gz", "rt", encoding="utf-8") as lines:
+            items += [json.loads(line) for line in lines]
+    return tuple(items)
+
+
+def _labelled_lines(lang: str, source: str) -> list[str]:
+    """Lines of the labelled set's real chunks (reference and `good` items): one paragraph per line."""
+    items = _labelled_items()
+    chunks = [i["text"] for i in items if (i["lang"], i["source"], i.get("kind", "good")) == (lang, source, "good")]
+    return [line for chunk in chunks for line in chunk.split("\n")]
+
+
+def _handbook_page_lines(lang: str) -> list[str]:
+    """Lines of the demo corpus's handbook pages (one block per line) of the locale; for English of every locale, as
+    translations are partial and their untranslated paragraphs are English."""
+    table = pq.read_table(HANDBOOK_PAGES, columns=["lang", "text"])
+    pages = zip(table.column("lang").to_pylist(), table.column("text").to_pylist(), strict=True)
+    return [line for page_lang, text in pages if lang in ("en", page_lang) for line in text.split("\n")]
+
+
+@functools.cache
+def _paragraphs(lang: str) -> list[str]:
+    """Handbook paragraphs (the demo pages', then the labelled set's), then the labelled set's Debian FAQ ones, each
+    once. The demo pages also keep headings, commands and program output as lines: a paragraph is a long line in
+    the language that ends a sentence."""
+    lines = _handbook_page_lines(lang) + _labelled_lines(lang, "handbook") + _labelled_lines(lang, "faq")
+    return [line for line in dict.fromkeys(lines) if line.endswith(SENTENCE_END) and IS_PARAGRAPH[lang](line)]
 
 
 @pytest.fixture(scope="session")
 def english() -> list[str]:
-    return _read_handbook("en-US")[0]
+    return _paragraphs("en")
 
 
 @pytest.fixture(scope="session")
 def chinese() -> list[str]:
-    return _read_handbook("zh-CN")[0]
+    return _paragraphs("zh")
 
 
 @pytest.fixture(scope="session")
 def french() -> list[str]:
-    return [p for p in _read_handbook("fr-FR")[0] if " le " in p or " la " in p or " les " in p]
+    return _paragraphs("fr")
+
+
+def _menus(page: str) -> set[tuple[str, ...]]:
+    """The labels of each menu line of a labelled `boilerplate` page, less its first and last lines: a header and a
+    footer that the set's builder wrote."""
+    lines = page.split("\n")[1:-1]
+    return {tuple(MENU_SEPARATOR.split(line)) for line in lines if MENU_SEPARATOR.search(line)}
+
+
+def _navigation(lang: str) -> list[str]:
+    """The handbook's real navigation labels, once per labelled `boilerplate` page: the one menu all of them share."""
+    pages = [i["text"] for i in _labelled_items() if (i["lang"], i.get("kind")) == (lang, "boilerplate")]
+    (labels,) = set.intersection(*map(_menus, pages))
+    return [" ".join(labels)] * len(pages)
 
 
 @pytest.fixture(scope="session")
 def navigation() -> dict[str, list[str]]:
-    """Each page's navigation labels ("Prev Up Home Next"): boilerplate a crawler keeps when extraction fails."""
-    return {"en": _read_handbook("en-US")[1], "zh": _read_handbook("zh-CN")[1]}
+    """Each page's navigation labels ("Home Next Prev Up"): boilerplate a crawler keeps when extraction fails."""
+    return {"en": _navigation("en"), "zh": _navigation("zh")}
 
 
 @pytest.fixture(scope="session")
