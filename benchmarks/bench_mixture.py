@@ -78,8 +78,9 @@ def main() -> None:
     doc_mb = np.tile(np.asarray([len(t.encode("utf-8")) for t in texts]) / 1e6, copies)  # ids sort as docs do
     for title, size in (("demo-scale", counted.num_rows), ("large", len(ids))):
         planned_mb = float(doc_mb[:size].sum())
-        repeats, summary = plan_repeats(ids[:size], domains[:size], n_tokens[:size], cfg)
-        ours, _ = cpu_time(partial(plan_repeats, ids[:size], domains[:size], n_tokens[:size], cfg))
+        train = np.ones(size, dtype=bool)  # every document trains: splits are assigned before planning
+        repeats, summary = plan_repeats(ids[:size], domains[:size], n_tokens[:size], train, cfg)
+        ours, _ = cpu_time(partial(plan_repeats, ids[:size], domains[:size], n_tokens[:size], train, cfg))
         budget = summary["total_tokens"]["target"]
         sample = partial(bernoulli_baseline, domains[:size], n_tokens[:size], cfg, budget)
         naive_seconds, naive_repeats = cpu_time(sample)

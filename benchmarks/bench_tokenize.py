@@ -87,13 +87,13 @@ def main() -> None:
         shard = f"{workdir}/part-00000.parquet"
         storage.write_parquet(shard, table)
         artifacts = fit_tokenizer([shard], TokenizerConfig(vocab_size=args.vocab_size), f"{workdir}/tokenizer")
-        mixture = fit_mixture([shard], MixtureConfig(), artifacts["tokenizer"], f"{workdir}/mixture")
+        pack = PackConfig(seq_len=args.seq_len, num_threads=1)
+        artifacts |= fit_splits([shard], pack, f"{workdir}/splits")
+        mixture = fit_mixture(
+            [shard], MixtureConfig(), artifacts["tokenizer"], artifacts["splits"], pack.frame_tokens, f"{workdir}/mix"
+        )
         copies = MixtureStage(MixtureConfig(), mixture).process(table).kept
         unique = copies.filter(pc.equal(copies["repeat_index"], 0))
-        pack = PackConfig(seq_len=args.seq_len, num_threads=1)
-        mixture_shard = f"{workdir}/mixture.parquet"
-        storage.write_parquet(mixture_shard, copies)
-        artifacts |= fit_splits([mixture_shard], pack, f"{workdir}/splits")
         stage = TokenizeStage(pack, artifacts)
         tokenizer = load_tokenizer(artifacts["tokenizer"])
         stage.process(unique.slice(0, 10))  # load the model and split table outside the timing

@@ -12,6 +12,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from pydantic import BaseModel
+
 from pretrain_core import storage
 from pretrain_core.clean.stage import CleanStage
 from pretrain_core.config import PipelineConfig
@@ -31,7 +33,7 @@ from pretrain_core.stage import (
     plan_shards,
     run_shard,
 )
-from pretrain_core.tokenize.splits import fit_splits
+from pretrain_core.tokenize.splits import SPLIT_SETTINGS, fit_splits
 from pretrain_core.tokenize.stage import TokenizeStage
 from pretrain_core.tokenize.train import TOKENIZER_FILE, fit_tokenizer, tokenizer_sha256
 from pretrain_core.train.config import TrainConfig
@@ -78,24 +80,22 @@ class CorpusPipeline:
         """The settings a stage's outputs depend on (its own plus those of models it fits)."""
         c = self.cfg
         sections: dict[str, dict[str, Any]] = {
-            "ingest": {"sources": c.sources, "ingest": c.ingest},
+            "ingest": {"sources": [s.model_dump(mode="json") for s in c.sources], "ingest": c.ingest},
             "clean": {"clean": c.clean},
             "dedup": {"dedup": c.dedup},
             "pii": {"pii": c.pii},
             "quality": {"quality": c.quality},
             "tokenizer": {"tokenizer": c.tokenizer},
-            "mixture": {"mixture": c.mixture},
+            "splits": {"pack": c.pack.model_dump(mode="json", include=set(SPLIT_SETTINGS))},
+            # the plan counts the BOS/EOS the packer adds to every document
+            "mixture": {"mixture": c.mixture, "pack": c.pack.model_dump(mode="json", include={"add_bos", "add_eos"})},
             "tokenize": {"pack": c.pack},
         }
-        parts = sections[name]
-        return {
-            k: ([s.model_dump(mode="json") for s in v] if isinstance(v, list) else v.model_dump(mode="json"))
-            for k, v in parts.items()
-        }
+        return {k: v.model_dump(mode="json") if isinstance(v, BaseModel) else v for k, v in sections[name].items()}
 
     def config_hash(self, name: str) -> str:
         """Each stage's hash chains its upstream's, so changing an early stage invalidates everything after it."""
-        order = ("ingest", "clean", "dedup", "pii", "quality", "tokenizer", "mixture", "tokenize")
+        order = ("ingest", "clean", "dedup", "pii", "quality", "tokenizer", "splits", "mixture", "tokenize")
         upstream = ""
         for stage in order[: order.index(name) + 1]:
             upstream = config_hash(stage, self.stage_config(stage), upstream)
@@ -110,6 +110,7 @@ class CorpusPipeline:
             "pii": "dedup",
             "quality": "pii",
             "tokenizer": "quality",
+            "splits": "quality",
             "mixture": "quality",
             "tokenize": "mixture",
         }[name]
@@ -129,8 +130,8 @@ class CorpusPipeline:
             "dedup": lambda d: fit_dedup(self.inputs("dedup"), self.cfg.dedup, d),
             "pii": lambda d: fit_pii(self.cfg.pii, d),
             "quality": lambda d: fit_quality(self.inputs("quality"), self.cfg.quality, d),
-            "mixture": lambda d: {**self.fit_tokenizer(), **self._fit_mixture(d)},
-            "tokenize": lambda d: {**self.fit_tokenizer(), **fit_splits(self.inputs("tokenize"), self.cfg.pack, d)},
+            "mixture": lambda d: {**self.fit_tokenizer(), **self.fit_splits(), **self._fit_mixture(d)},
+            "tokenize": lambda d: {**self.fit_tokenizer(), **self.fit_splits()},
         }
         if name not in fitters:
             return {}
@@ -144,8 +145,22 @@ class CorpusPipeline:
             lambda d: fit_tokenizer(self.inputs("tokenizer"), self.cfg.tokenizer, d),
         )
 
+    def fit_splits(self) -> dict[str, str]:
+        """Train / validation / test per document of the quality stage's output, shared by mixture and tokenize:
+        assigned before the mixture, so its plan can count training documents only."""
+        return self._cached_fit(
+            "splits", self.root("splits"), lambda d: fit_splits(self.inputs("splits"), self.cfg.pack, d)
+        )
+
     def _fit_mixture(self, artifact_dir: str) -> dict[str, str]:
-        return fit_mixture(self.inputs("mixture"), self.cfg.mixture, self.fit_tokenizer()["tokenizer"], artifact_dir)
+        return fit_mixture(
+            self.inputs("mixture"),
+            self.cfg.mixture,
+            self.fit_tokenizer()["tokenizer"],
+            self.fit_splits()["splits"],
+            self.cfg.pack.frame_tokens,
+            artifact_dir,
+        )
 
     def _cached_fit(self, name: str, artifact_dir: str, fit: Callable[[str], dict[str, str]]) -> dict[str, str]:
         """Run `fit` unless `_fit.json` says it already ran under this config hash; the marker is written last."""

@@ -115,7 +115,7 @@ def run_standalone(
     prepared = prepare_inputs(cfg, stage, input_urls, output, domain, text_field)
     pipeline = CorpusPipeline(
         cfg,
-        roots={stage: output, "tokenizer": storage.join(output, "tokenizer")},
-        inputs={stage: prepared, "tokenizer": prepared},
+        roots={stage: output, "tokenizer": storage.join(output, "tokenizer"), "splits": storage.join(output, "splits")},
+        inputs={stage: prepared, "tokenizer": prepared, "splits": prepared},
     )
     return pipeline.run_stage(stage, progress)

@@ -40,6 +40,24 @@ def test_changing_an_early_stage_invalidates_every_later_one(small_config_file: 
     ).config_hash("tokenize")
 
 
+@pytest.mark.parametrize(
+    ("override", "rerun"),
+    [
+        ("pack.split_seed=1", {"splits", "mixture", "tokenize"}),
+        ("pack.min_heldout_docs=3", {"splits", "mixture", "tokenize"}),
+        ("pack.add_eos=false", {"mixture", "tokenize"}),  # the plan counts the frame tokens packing adds
+        ("pack.seq_len=128", {"tokenize"}),
+        ("mixture.seed=1", {"mixture", "tokenize"}),
+    ],
+)
+def test_split_and_frame_settings_rerun_the_mixture(small_config_file: Path, override: str, rerun: set[str]) -> None:
+    """Splits are assigned before the mixture, so the mixture's hash covers them; packing alone does not rerun it."""
+    base = CorpusPipeline(load_config(small_config_file))
+    changed = CorpusPipeline(load_config(small_config_file, [override]))
+    names = ("quality", "tokenizer", "splits", "mixture", "tokenize")
+    assert {n for n in names if base.config_hash(n) != changed.config_hash(n)} == rerun
+
+
 def test_a_stage_without_input_says_which_stage_to_run(tmp_path: Path, small_config_file: Path) -> None:
     pipeline = CorpusPipeline(load_config(small_config_file, [f"storage.root={tmp_path / 'empty'}"]))
     with pytest.raises(RuntimeError, match="run 'pii' first"):

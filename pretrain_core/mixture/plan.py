@@ -1,7 +1,11 @@
 """Plan how many times each document enters the training set so domain token shares hit their targets.
 
-Per domain the target is ``weight * budget`` tokens: every document gets the same number of full epochs, then a
-seeded sample of documents (ordered by a hash of seed and id, so independent of shard layout) fills the
+Splits are assigned before the plan (``fit_splits``): validation and test documents are used exactly once, so the
+evaluation sets do not depend on the weights, and the budget and shares count training documents only, each with
+the ids the packer puts around it (BOS/EOS), so the weights hold in the packed train split.
+
+Per domain the target is ``weight * budget`` tokens: every training document gets the same number of full epochs,
+then a seeded sample of documents (ordered by a hash of seed and id, so independent of shard layout) fills the
 fractional epoch greedily without overshooting, which lands within one small document of the target. The budget
 defaults to the largest one that no domain needs more than ``max_upsample`` epochs for; a larger requested
 budget is shrunk to it, so shares hold and the plan says why.
@@ -21,6 +25,7 @@ from pretrain_core.mixture.config import MixtureConfig
 from pretrain_core.schema import DOMAINS
 from pretrain_core.tokenize.encode import load_tokenizer, token_counts
 from pretrain_core.tokenize.keys import doc_key
+from pretrain_core.tokenize.splits import SPLITS
 
 PLAN_FILE = "plan.parquet"
 SUMMARY_FILE = "plan.json"
@@ -30,33 +35,41 @@ PLAN_SCHEMA = pa.schema(
         pa.field("id", pa.string(), nullable=False),
         pa.field("domain", pa.string(), nullable=False),
         pa.field("n_tokens", pa.int32(), nullable=False),
+        pa.field("split", pa.string(), nullable=False),
         pa.field("repeats", pa.int32(), nullable=False),
     ]
 )
 
 
 def plan_repeats(
-    ids: list[str], domains: list[str], n_tokens: np.ndarray, cfg: MixtureConfig
+    ids: list[str], domains: list[str], n_tokens: np.ndarray, train: np.ndarray, cfg: MixtureConfig
 ) -> tuple[np.ndarray, dict[str, Any]]:
-    """Repeats per document (aligned with the inputs) and the plan summary; ties in the sample break by input order."""
+    """Repeats per document (aligned with the inputs) and the plan summary; ties in the sample break by input order.
+
+    ``n_tokens`` is what each document adds to a training stream; documents outside ``train`` (held out) get one
+    copy and count toward neither budget nor shares.
+    """
     domain_of = np.asarray(domains, dtype=object)
     tokens = np.asarray(n_tokens, dtype=np.int64)
+    train = np.asarray(train, dtype=bool)
     names = sorted(set(domains) | set(cfg.weights), key=_domain_order)
-    available = {d: int(tokens[domain_of == d].sum()) for d in names}
+    available = {d: int(tokens[train & (domain_of == d)].sum()) for d in names}
     notes: list[str] = []
     weights = _effective_weights(cfg, available, notes)
     ceiling = min(math.floor(available[d] * cfg.max_upsample / w) for d, w in weights.items() if w > 0)
     budget = _budget(cfg, ceiling, weights, available, notes)
     keys = np.fromiter((doc_key(cfg.seed, i) for i in ids), dtype=np.uint64, count=len(ids))
-    repeats = np.zeros(len(ids), dtype=np.int64)
+    repeats = np.ones(len(ids), dtype=np.int64)  # held-out documents: once, whatever the weights
     targets: dict[str, int] = {}
     for domain in names:
-        members = np.flatnonzero(domain_of == domain)
+        members = np.flatnonzero(train & (domain_of == domain))
         cap = math.floor(available[domain] * cfg.max_upsample)
         # ceil, so the domain that sets the budget gets exactly its cap, not one token less after rounding
         targets[domain] = min(math.ceil(weights.get(domain, 0.0) * budget), cap)
         repeats[members] = _domain_repeats(tokens[members], keys[members], targets[domain])
-    summary = _summary(cfg, names, domain_of, tokens, repeats, weights, available, targets, ceiling, budget, notes)
+    summary = _summary(
+        cfg, names, domain_of, train, tokens, repeats, weights, available, targets, ceiling, budget, notes
+    )
     return repeats, summary
 
 
@@ -126,6 +139,7 @@ def _summary(
     cfg: MixtureConfig,
     names: list[str],
     domain_of: np.ndarray,
+    train: np.ndarray,
     tokens: np.ndarray,
     repeats: np.ndarray,
     weights: dict[str, float],
@@ -135,14 +149,15 @@ def _summary(
     budget: int,
     notes: list[str],
 ) -> dict[str, Any]:
-    realised = {d: int((tokens * repeats)[domain_of == d].sum()) for d in names}
+    realised = {d: int((tokens * repeats)[train & (domain_of == d)].sum()) for d in names}
     total = sum(realised.values())
     domains: dict[str, Any] = {}
     for d in names:
-        member = domain_of == d
+        member = train & (domain_of == d)
         share = realised[d] / total if total else 0.0
         target_share = weights.get(d, 0.0)
         domains[d] = {
+            "heldout_documents": int((~train & (domain_of == d)).sum()),
             "documents": int(member.sum()),
             "documents_used": int((repeats[member] > 0).sum()),
             "max_repeats": int(repeats[member].max(initial=0)),
@@ -185,21 +200,41 @@ def count_tokens(input_urls: list[str], tokenizer_url: str, num_threads: int) ->
     return counted.sort_by("id")
 
 
-def fit_mixture(input_urls: list[str], cfg: MixtureConfig, tokenizer_url: str, artifact_dir: str) -> dict[str, str]:
-    """Count tokens of every document, plan the repeats and write ``plan.parquet`` and ``plan.json``.
+def fit_mixture(
+    input_urls: list[str],
+    cfg: MixtureConfig,
+    tokenizer_url: str,
+    splits_url: str,
+    frame_tokens: int,
+    artifact_dir: str,
+) -> dict[str, str]:
+    """Count tokens of every document, plan the repeats of the training documents and write ``plan.parquet`` and
+    ``plan.json``; each document's split comes from ``splits_url`` and it costs its tokens plus ``frame_tokens``.
 
     Returns ``{"mixture_plan": <parquet url>, "mixture_summary": <json url>}``.
     """
     counted = count_tokens(input_urls, tokenizer_url, cfg.num_threads)
+    split = _split_of(counted, splits_url)
     repeats, summary = plan_repeats(
         counted.column("id").to_pylist(),
         counted.column("domain").to_pylist(),
-        counted.column("n_tokens").to_numpy(),
+        counted.column("n_tokens").to_numpy().astype(np.int64) + frame_tokens,
+        pc.equal(split, SPLITS[0]).to_numpy(zero_copy_only=False),
         cfg,
     )
-    plan = counted.append_column("repeats", pa.array(repeats, pa.int32())).cast(PLAN_SCHEMA)
+    plan = counted.append_column("split", split).append_column("repeats", pa.array(repeats, pa.int32()))
     plan_url = storage.join(artifact_dir, PLAN_FILE)
     summary_url = storage.join(artifact_dir, SUMMARY_FILE)
-    storage.write_parquet(plan_url, plan)
-    storage.write_json(summary_url, summary)
+    storage.write_parquet(plan_url, plan.cast(PLAN_SCHEMA))
+    storage.write_json(summary_url, {"frame_tokens_per_document": frame_tokens, **summary})
     return {"mixture_plan": plan_url, "mixture_summary": summary_url}
+
+
+def _split_of(counted: pa.Table, splits_url: str) -> pa.Array:
+    """The split of each counted document, from the assignment made before the mixture."""
+    assignment = storage.read_parquet(splits_url)
+    rows = pc.index_in(counted.column("id"), value_set=assignment.column("id"))
+    if rows.null_count:
+        missing = counted.column("id").filter(pc.is_null(rows)).to_pylist()[:3]
+        raise ValueError(f"mixture: {rows.null_count} document(s) have no split (e.g. {missing}); refit the splits")
+    return assignment.column("split").take(rows).combine_chunks()

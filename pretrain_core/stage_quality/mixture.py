@@ -3,18 +3,18 @@
 The input is the demo corpus (data/demo) as the pipeline's ingest stage reads it, each source with its domain
 (general, specialist, code), brought to the mixture stage's input contract. For every setting in
 ``<set_dir>/settings.json`` (weights and budget; the rest is the demo config) the pipeline's own calls run: the
-tokenizer fit, the mixture fit (token counts and plan) and the per-shard mixture stage, then the tokenize stage.
+tokenizer and split fits, the mixture fit (token counts and plan) and the per-shard mixture stage, then the
+tokenize stage.
 
-Figures per setting and domain:
+Figures per setting and domain, each with the bar:
 
-- ``realised_share`` and ``share_error_pp`` (the bar): the domain's share of the tokens in the mixture stage's
-  output (every copy of a document counted) and its distance from the weight, in percentage points.
-- ``train_share_error_pp`` (ours, no bar): the same in the tokenize stage's train split, what the model sees. It
-  differs by design: validation and test documents (at least ``min_heldout_docs`` per domain) leave training,
-  BOS/EOS frame every document and each stream's tail is cut, all of which weigh more on a domain of few or
-  short documents.
+- ``realised_share`` and ``share_error_pp``: the domain's share of the training tokens in the mixture stage's
+  output (every copy of a train-split document, counted as the packer will: its tokens plus BOS/EOS; held-out
+  documents pass once and are not counted) and its distance from the weight, in percentage points.
+- ``train_share_error_pp``: the same in the tokenize stage's train split, what the model sees (training targets
+  of the packed sequences). What is left between the two is each stream's tail, cut after its last full window.
 - The baseline, "Bernoulli sampling", is the usual first attempt on the same token counts and budget: every
-  document is used floor(e) times and once more with probability frac(e), e being its domain's epochs.
+  training document is used floor(e) times and once more with probability frac(e), e being its domain's epochs.
 """
 
 from __future__ import annotations
@@ -83,25 +83,29 @@ def measure_setting(cfg: PipelineConfig, setting: Setting, inputs: list[str], wo
     )
     pipeline = CorpusPipeline(
         cfg.model_copy(update={"mixture": mixture}),
-        roots={
-            "tokenizer": storage.join(work, "tokenizer"),  # fitted once: its config does not depend on the setting
+        roots={  # tokenizer and splits are fitted once: their configs do not depend on the setting
+            "tokenizer": storage.join(work, "tokenizer"),
+            "splits": storage.join(work, "splits"),
             "mixture": storage.join(work, setting.name, "mixture"),
             "tokenize": storage.join(work, setting.name, "tokenize"),
         },
-        inputs={"tokenizer": inputs, "mixture": inputs},
+        inputs={"tokenizer": inputs, "splits": inputs, "mixture": inputs},
     )
     mixed = pipeline.run_stage("mixture")
     packed = pipeline.run_stage("tokenize")
-    realised = _token_shares([pa.concat_tables(_data(mixed.outputs, ["domain", "n_tokens"]))], "n_tokens")
-    train = _train_shares(_data(packed.outputs, ["domain", "split", "input_ids"]))
     plan = storage.read_parquet(mixed.artifacts["mixture_plan"])
-    baseline = _token_shares([_bernoulli_copies(plan, mixed.artifacts["mixture_summary"], mixture.seed)], "n_tokens")
+    frame = cfg.pack.frame_tokens
+    realised = _token_shares([_training_copies(_data(mixed.outputs, ["id", "domain", "n_tokens"]), plan, frame)])
+    train = _train_shares(_data(packed.outputs, ["domain", "split", "input_ids"]))
+    summary_url = mixed.artifacts["mixture_summary"]
+    baseline = _token_shares([_bernoulli_copies(plan, summary_url, frame, mixture.seed)])
+    bar = Bar("<=", SHARE_BAR_PP)
     figures = []
     for domain, weight in mixture.weights.items():
         group, docs = f"{setting.name}/{domain}", _documents(plan, domain)
-        figures += _share_figures(group, OURS, realised.get(domain, 0.0), weight, Bar("<=", SHARE_BAR_PP), docs)
+        figures += _share_figures(group, OURS, realised.get(domain, 0.0), weight, bar, docs)
         gap = 100 * abs(train.get(domain, 0.0) - weight)
-        figures.append(Figure(STAGE, group, OURS, "train_share_error_pp", gap, None, docs))
+        figures.append(Figure(STAGE, group, OURS, "train_share_error_pp", gap, bar, docs))
         figures += _share_figures(group, BASELINE, baseline.get(domain, 0.0), weight, None, docs)
     return figures
 
@@ -117,29 +121,39 @@ def _data(outputs: Sequence[str], columns: list[str]) -> list[pa.Table]:
     return [storage.read_parquet(url, columns=columns) for url in outputs if "/data/" in url]
 
 
-def _token_shares(tables: list[pa.Table], tokens: str) -> dict[str, float]:
-    totals = pa.concat_tables(tables).group_by("domain").aggregate([(tokens, "sum")])
-    counts = dict(zip(totals.column("domain").to_pylist(), totals.column(f"{tokens}_sum").to_pylist(), strict=True))
+def _token_shares(tables: list[pa.Table]) -> dict[str, float]:
+    """Share of the ``tokens`` column per domain."""
+    totals = pa.concat_tables(tables).group_by("domain").aggregate([("tokens", "sum")])
+    counts = dict(zip(totals.column("domain").to_pylist(), totals.column("tokens_sum").to_pylist(), strict=True))
     total = sum(counts.values())
     return {domain: n / total for domain, n in counts.items()}
+
+
+def _training_copies(tables: list[pa.Table], plan: pa.Table, frame: int) -> pa.Table:
+    """(domain, tokens) of every copy of a train-split document in the mixture output, BOS/EOS counted."""
+    copies = pa.concat_tables(tables)
+    split = plan.column("split").take(pc.index_in(copies.column("id"), value_set=plan.column("id")))
+    train = copies.filter(pc.equal(split, "train"))
+    return pa.table({"domain": train.column("domain"), "tokens": pc.add(train.column("n_tokens"), frame)})
 
 
 def _train_shares(tables: list[pa.Table]) -> dict[str, float]:
     """Share of training targets (seq_len per sequence) per domain in the train split."""
     train = pa.concat_tables(tables).filter(pc.equal(pc.field("split"), "train"))
     targets = pc.subtract(pc.list_value_length(train.column("input_ids")), 1)
-    return _token_shares([pa.table({"domain": train.column("domain"), "targets": targets})], "targets")
+    return _token_shares([pa.table({"domain": train.column("domain"), "tokens": targets})])
 
 
-def _bernoulli_copies(plan: pa.Table, summary_url: str, seed: int) -> pa.Table:
-    """Documents (domain, n_tokens) as the baseline draws them for our plan's per-domain targets."""
-    domains = plan.column("domain").to_numpy(zero_copy_only=False)
-    tokens = plan.column("n_tokens").to_numpy().astype(np.int64)
+def _bernoulli_copies(plan: pa.Table, summary_url: str, frame: int, seed: int) -> pa.Table:
+    """Training documents (domain, tokens) as the baseline draws them for our plan's per-domain targets."""
+    train = plan.filter(pc.equal(plan.column("split"), "train"))
+    domains = train.column("domain").to_numpy(zero_copy_only=False)
+    tokens = train.column("n_tokens").to_numpy().astype(np.int64) + frame
     summary = storage.read_json(summary_url)["domains"]
     epochs = np.array([_epochs(summary[d]) for d in domains])
     draws = np.random.default_rng(seed).random(len(domains))
     repeats = np.floor(epochs) + (draws < epochs - np.floor(epochs))
-    return pa.table({"domain": domains, "n_tokens": tokens * repeats.astype(np.int64)})
+    return pa.table({"domain": domains, "tokens": tokens * repeats.astype(np.int64)})
 
 
 def _epochs(domain_summary: dict[str, float]) -> float:

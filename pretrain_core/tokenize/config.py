@@ -67,7 +67,7 @@ class TokenizerConfig(StrictModel):
 
 
 class PackConfig(StrictModel):
-    """How documents are assigned to splits and packed into ``seq_len + 1`` token windows."""
+    """How documents are assigned to splits (before the mixture) and packed into ``seq_len + 1`` token windows."""
 
     seq_len: int = Field(
         default=512, ge=16, le=65_536, description="Model context; each sequence holds seq_len + 1 ids."
@@ -88,6 +88,11 @@ class PackConfig(StrictModel):
     add_bos: bool = Field(default=True, description="Put the tokenizer's BOS id before every document.")
     add_eos: bool = Field(default=True, description="Put the tokenizer's EOS id after every document.")
     num_threads: int = Field(default=1, ge=1, le=256, description="SentencePiece encoding threads per shard.")
+
+    @property
+    def frame_tokens(self) -> int:
+        """Ids the packer puts around every document (BOS, EOS), which the mixture plan counts as the document's."""
+        return int(self.add_bos) + int(self.add_eos)
 
     @model_validator(mode="after")
     def _held_out_leaves_training_data(self) -> PackConfig:

@@ -1,17 +1,15 @@
-"""Assign every document to train / validation / test once, globally, before anything is packed.
+"""Assign every document to train / validation / test once, globally, before the mixture makes any copy.
 
 Within each domain, documents are ranked by a seeded hash of their id and the first ones go to validation, the
 next to test, so the assignment is independent of shard layout and no document (nor any copy of it) can land in
 two splits. Counts are per domain with a floor (``min_heldout_docs``), so even a small domain is evaluated.
+Assigning before the mixture lets its plan count training documents only, so the weights hold in the train split.
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from pretrain_core import storage
 from pretrain_core.tokenize.config import PackConfig
@@ -22,6 +20,8 @@ SPLITS_FILE = "splits.parquet"
 SPLITS_SUMMARY_FILE = "splits.json"
 
 SPLITS_SCHEMA = pa.schema([pa.field("id", pa.string(), nullable=False), pa.field("split", pa.string(), nullable=False)])
+# The PackConfig fields the assignment depends on (the splits' config hash covers these, not the packing settings).
+SPLIT_SETTINGS = frozenset({"validation_fraction", "test_fraction", "min_heldout_docs", "split_seed"})
 
 
 def heldout_counts(n_docs: int, cfg: PackConfig) -> tuple[int, int]:
@@ -56,33 +56,31 @@ def assign_splits(ids: list[str], domains: list[str], cfg: PackConfig) -> list[s
 
 
 def fit_splits(input_urls: list[str], cfg: PackConfig, artifact_dir: str) -> dict[str, str]:
-    """Assign splits to the documents of the mixture output; write ``splits.parquet`` (id, split) sorted by id.
+    """Assign splits to the documents of the mixture's input; write ``splits.parquet`` (id, split) sorted by id.
 
-    Returns ``{"splits": <parquet url>, "splits_summary": <json url>}``; the summary counts documents and tokens
-    (first copies) per domain and split.
+    Rows sharing an id and domain are one document (copies in a mixture's output, for a standalone tokenize run).
+    Returns ``{"splits": <parquet url>, "splits_summary": <json url>}``; the summary counts documents per domain
+    and split.
     """
-    parts = [storage.read_parquet(url, columns=["id", "domain", "n_tokens", "repeat_index"]) for url in input_urls]
+    parts = [storage.read_parquet(url, columns=["id", "domain"]) for url in input_urls]
     if not parts:
-        raise ValueError("tokenize: no input shards to assign splits to")
-    table = pa.concat_tables(parts)
-    table = table.filter(pc.equal(table.column("repeat_index"), 0)).sort_by("id")
+        raise ValueError("splits: no input shards to assign splits to")
+    table = pa.concat_tables(parts).group_by(["id", "domain"]).aggregate([]).sort_by("id")
     ids = table.column("id").to_pylist()
     if len(set(ids)) != len(ids):
-        raise ValueError("tokenize: a document id occurs twice with repeat_index 0; ids must be unique")
+        raise ValueError("splits: a document id occurs with two domains; ids must be unique")
     domains = table.column("domain").to_pylist()
     splits = assign_splits(ids, domains, cfg)
     assigned = pa.table({"id": ids, "split": splits}, schema=SPLITS_SCHEMA)
     splits_url = storage.join(artifact_dir, SPLITS_FILE)
     summary_url = storage.join(artifact_dir, SPLITS_SUMMARY_FILE)
     storage.write_parquet(splits_url, assigned)
-    storage.write_json(summary_url, _summary(domains, splits, table.column("n_tokens").to_pylist()))
+    storage.write_json(summary_url, _summary(domains, splits))
     return {"splits": splits_url, "splits_summary": summary_url}
 
 
-def _summary(domains: list[str], splits: list[str], n_tokens: list[int]) -> dict[str, Any]:
-    summary: dict[str, Any] = {}
-    for domain, split, tokens in zip(domains, splits, n_tokens, strict=True):
-        cell = summary.setdefault(domain, {}).setdefault(split, {"documents": 0, "tokens": 0})
-        cell["documents"] += 1
-        cell["tokens"] += tokens
-    return summary
+def _summary(domains: list[str], splits: list[str]) -> dict[str, dict[str, int]]:
+    summary: dict[str, dict[str, int]] = {}
+    for domain, split in zip(domains, splits, strict=True):
+        summary.setdefault(domain, dict.fromkeys(SPLITS, 0))[split] += 1
+    return dict(sorted(summary.items()))

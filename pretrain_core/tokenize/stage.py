@@ -1,8 +1,9 @@
 """Tokenize one mixture shard and pack it into training sequences, one stream per (split, domain).
 
-Every document's split comes from the global assignment (``fit_splits``), so no document straddles splits.
-Held-out splits take each document once: copies with ``repeat_index > 0`` of validation/test documents are
-dropped (``heldout_repeat``). Inside a stream, documents (and copies) are ordered by a seeded hash of
+Every document's split comes from the global assignment made before the mixture (``fit_splits``), so no document
+straddles splits. Held-out splits take each document once: the mixture plans one copy of each, and any further copy
+(``repeat_index > 0``, e.g. a mixture output fed to a standalone run under other splits) is dropped
+(``heldout_repeat``). Inside a stream, documents (and copies) are ordered by a seeded hash of
 (id, repeat_index), which keeps copies of a document apart; each stream is packed on its own, so every
 sequence has one domain. Output: train, validation, test; inside a split, the sequences of all domains in a
 seeded shuffled order.

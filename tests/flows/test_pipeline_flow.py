@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -36,6 +37,7 @@ def test_whole_dag_then_idempotent_rerun_then_one_shard_redone(small_config_file
     tokens = storage.read_json(str(root / "corpus" / "tokenize" / "manifest.json"))
     assert len(tokens["facts"]["tokenizer_sha256"]) == 64
     assert tokens["stats"]["tokens_code_train"] > 0 and tokens["stats"]["tokens_general_validation"] > 0
+    _assert_heldout_documents_pass_the_mixture_once(root, tokens["artifacts"]["splits"])
     assert report.train["steps"] == 12
     assert report.train["final_validation_perplexity"] < report.train["initial_validation_perplexity"]
     assert [ev["step"] for ev in report.evaluations] == [6, 12]
@@ -63,6 +65,19 @@ def test_whole_dag_then_idempotent_rerun_then_one_shard_redone(small_config_file
         "corpus/clean/manifest.json",
     }
     assert f"corpus/clean/data/{victim.name}" in rewritten
+
+
+def _assert_heldout_documents_pass_the_mixture_once(root: Path, splits_url: str) -> None:
+    """Mixture and tokenize share one assignment, made before the mixture; held-out documents are never copied."""
+    mixture = storage.read_json(str(root / "corpus" / "mixture" / "manifest.json"))
+    assert splits_url == mixture["artifacts"]["splits"] == str(root / "corpus" / "splits" / "splits.parquet")
+    split_of = {row["id"]: row["split"] for row in storage.read_parquet(splits_url).to_pylist()}
+    copies = Counter(
+        i for url in mixture["outputs"] if "/data/" in url for i in storage.read_parquet(url)["id"].to_pylist()
+    )
+    heldout = {i: n for i, n in copies.items() if split_of[i] != "train"}
+    assert heldout and set(heldout.values()) == {1}
+    assert max(copies.values()) > 1  # training documents were up-sampled
 
 
 def _assert_stage_artifacts_in_the_ui(root: Path) -> None:

@@ -1,6 +1,7 @@
 """Real text for the mixture tests, sized so domains differ a lot (as they do in a real corpus): many code
 documents from Python's standard library, fewer licence texts (specialist), package READMEs and Chinese
-reference texts (general). Written as QUALITY-schema shards; a small tokenizer is trained on them."""
+reference texts (general). Written as QUALITY-schema shards; a small tokenizer is trained on them and splits are
+assigned to them, as the pipeline does before the mixture."""
 
 from __future__ import annotations
 
@@ -13,7 +14,8 @@ import faker
 import pytest
 
 from pretrain_core import storage
-from pretrain_core.tokenize.config import TokenizerConfig
+from pretrain_core.tokenize.config import PackConfig, TokenizerConfig
+from pretrain_core.tokenize.splits import fit_splits
 from pretrain_core.tokenize.train import fit_tokenizer
 from tests.quality_tables import quality_table
 
@@ -67,3 +69,9 @@ def quality_shards(documents: list[dict[str, str]], tmp_path_factory: pytest.Tem
 def tokenizer_url(quality_shards: list[str], tmp_path_factory: pytest.TempPathFactory) -> str:
     cfg = TokenizerConfig(vocab_size=1000, max_training_chars=300_000)
     return fit_tokenizer(quality_shards, cfg, str(tmp_path_factory.mktemp("tokenizer")))["tokenizer"]
+
+
+@pytest.fixture(scope="session")
+def splits_url(quality_shards: list[str], tmp_path_factory: pytest.TempPathFactory) -> str:
+    """The default assignment: 2% + 2% of each domain held out, at least two documents each."""
+    return fit_splits(quality_shards, PackConfig(), str(tmp_path_factory.mktemp("splits")))["splits"]

@@ -7,7 +7,9 @@ import pytest
 from pretrain_core import storage
 from pretrain_core.mixture.config import MixtureConfig
 from pretrain_core.mixture.plan import count_tokens, fit_mixture, plan_repeats
+from pretrain_core.tokenize.config import PackConfig
 from pretrain_core.tokenize.encode import load_tokenizer
+from pretrain_core.tokenize.splits import fit_splits
 
 
 @pytest.fixture(scope="module")
@@ -15,9 +17,15 @@ def counted(quality_shards: list[str], tokenizer_url: str) -> pa.Table:
     return count_tokens(quality_shards, tokenizer_url, num_threads=1)
 
 
-def _plan(counted: pa.Table, cfg: MixtureConfig) -> tuple[np.ndarray, dict]:
+def _plan(counted: pa.Table, cfg: MixtureConfig, train: np.ndarray | None = None) -> tuple[np.ndarray, dict]:
     ids = counted.column("id").to_pylist()
-    return plan_repeats(ids, counted.column("domain").to_pylist(), counted.column("n_tokens").to_numpy(), cfg)
+    train = np.ones(len(ids), dtype=bool) if train is None else train
+    return plan_repeats(ids, counted.column("domain").to_pylist(), counted.column("n_tokens").to_numpy(), train, cfg)
+
+
+def _shares(tokens: np.ndarray, domains: np.ndarray) -> dict[str, float]:
+    total = tokens.sum()
+    return {d: float(tokens[domains == d].sum() / total) for d in ("general", "specialist", "code")}
 
 
 def test_counts_are_the_tokenizer_lengths_sorted_by_id(
@@ -85,6 +93,24 @@ def test_a_missing_domain_is_renormalised_or_fails(counted: pa.Table) -> None:
         _plan(without_code, MixtureConfig(missing_domain="fail"))
 
 
+def test_heldout_documents_are_used_once_and_left_out_of_budget_and_shares(counted: pa.Table) -> None:
+    domains = np.asarray(counted.column("domain").to_pylist())
+    tokens = counted.column("n_tokens").to_numpy().astype(np.int64)
+    train = np.arange(counted.num_rows) % 10 != 3  # every tenth document held out
+    for cfg in (MixtureConfig(seed=3), MixtureConfig(weights={"general": 0.5, "specialist": 0.5}, total_tokens=40_000)):
+        repeats, summary = _plan(counted, cfg, train)
+        assert (repeats[~train] == 1).all()  # whatever the weights: up-sampled, sub-sampled or weight 0 (code)
+        shares = _shares((tokens * repeats)[train], domains[train])
+        for domain in ("general", "specialist", "code"):
+            assert abs(shares[domain] - cfg.weights.get(domain, 0.0)) <= 0.005, (cfg.weights, domain)
+            planned = summary["domains"][domain]
+            assert planned["heldout_documents"] == int((~train & (domains == domain)).sum())
+            assert planned["documents"] == int((train & (domains == domain)).sum())
+            assert planned["available_tokens"] == int(tokens[train & (domains == domain)].sum())
+        assert summary["total_tokens"]["realised"] == int((tokens * repeats)[train].sum())
+        assert summary["within_tolerance"]
+
+
 def test_plan_depends_on_the_seed_only_through_which_documents_fill_the_fraction(counted: pa.Table) -> None:
     first, _ = _plan(counted, MixtureConfig(total_tokens=100_000, seed=1))
     again, _ = _plan(counted, MixtureConfig(total_tokens=100_000, seed=1))
@@ -92,17 +118,44 @@ def test_plan_depends_on_the_seed_only_through_which_documents_fill_the_fraction
     assert np.array_equal(first, again) and not np.array_equal(first, other)
 
 
+def test_fit_plans_training_documents_as_the_packer_counts_them(
+    quality_shards: list[str], tokenizer_url: str, splits_url: str, tmp_path: Path
+) -> None:
+    """Held-out documents once; training documents cost their tokens plus BOS and EOS, and those shares hit."""
+    artifacts = fit_mixture(quality_shards, MixtureConfig(), tokenizer_url, splits_url, 2, str(tmp_path))
+    plan = storage.read_parquet(artifacts["mixture_plan"])
+    assigned = storage.read_parquet(splits_url)
+    assert plan.column("id").equals(assigned.column("id")) and plan.column("split").equals(assigned.column("split"))
+    split = np.asarray(plan.column("split").to_pylist())
+    repeats = plan.column("repeats").to_numpy()
+    assert set(split) == {"train", "validation", "test"} and (repeats[split != "train"] == 1).all()
+    train = split == "train"
+    domains = np.asarray(plan.column("domain").to_pylist())[train]
+    packed = (plan.column("n_tokens").to_numpy().astype(np.int64)[train] + 2) * repeats[train]
+    summary = storage.read_json(artifacts["mixture_summary"])
+    assert summary["frame_tokens_per_document"] == 2
+    for domain, share in _shares(packed, domains).items():
+        assert abs(share - MixtureConfig().weights[domain]) <= 0.005, domain
+        assert summary["domains"][domain]["realised_tokens"] == int(packed[domains == domain].sum())
+
+
 def test_fit_writes_identical_artifacts_for_any_shard_layout(
-    quality_shards: list[str], tokenizer_url: str, tmp_path: Path
+    quality_shards: list[str], tokenizer_url: str, splits_url: str, tmp_path: Path
 ) -> None:
     cfg = MixtureConfig(total_tokens=120_000)
-    forward = fit_mixture(quality_shards, cfg, tokenizer_url, str(tmp_path / "forward"))
-    backward = fit_mixture(quality_shards[::-1], cfg, tokenizer_url, str(tmp_path / "backward"))
+    forward = fit_mixture(quality_shards, cfg, tokenizer_url, splits_url, 2, str(tmp_path / "forward"))
+    backward = fit_mixture(quality_shards[::-1], cfg, tokenizer_url, splits_url, 2, str(tmp_path / "backward"))
     for name in ("mixture_plan", "mixture_summary"):
         assert storage.read_bytes(forward[name]) == storage.read_bytes(backward[name])
     plan = storage.read_parquet(forward["mixture_plan"])
-    assert plan.column_names == ["id", "domain", "n_tokens", "repeats"]
+    assert plan.column_names == ["id", "domain", "n_tokens", "split", "repeats"]
     assert plan.column("id").to_pylist() == sorted(plan.column("id").to_pylist())
+
+
+def test_a_document_without_a_split_is_an_error(quality_shards: list[str], tokenizer_url: str, tmp_path: Path) -> None:
+    partial = fit_splits(quality_shards[:1], PackConfig(), str(tmp_path / "splits"))["splits"]
+    with pytest.raises(ValueError, match="have no split"):
+        fit_mixture(quality_shards, MixtureConfig(), tokenizer_url, partial, 2, str(tmp_path / "plan"))
 
 
 def test_duplicate_ids_are_refused(quality_shards: list[str], tokenizer_url: str) -> None:

@@ -14,9 +14,11 @@ from pretrain_core.stage import plan_shards, run_shard
 
 
 @pytest.fixture(scope="module")
-def artifacts(quality_shards: list[str], tokenizer_url: str, tmp_path_factory: pytest.TempPathFactory) -> dict:
+def artifacts(
+    quality_shards: list[str], tokenizer_url: str, splits_url: str, tmp_path_factory: pytest.TempPathFactory
+) -> dict:
     cfg = MixtureConfig(total_tokens=200_000)
-    return fit_mixture(quality_shards, cfg, tokenizer_url, str(tmp_path_factory.mktemp("mixture")))
+    return fit_mixture(quality_shards, cfg, tokenizer_url, splits_url, 2, str(tmp_path_factory.mktemp("mixture")))
 
 
 def test_each_document_is_emitted_as_often_as_planned(quality_shards: list[str], artifacts: dict) -> None:
@@ -27,7 +29,10 @@ def test_each_document_is_emitted_as_often_as_planned(quality_shards: list[str],
     table = storage.read_parquet(quality_shards[0])
     output = stage.process(table)
     kept = output.kept.to_pylist()
-    assert Counter(row["id"] for row in kept) == Counter({i: repeats[i] for i in table["id"].to_pylist() if repeats[i]})
+    copies = Counter(row["id"] for row in kept)
+    assert copies == Counter({i: repeats[i] for i in table["id"].to_pylist() if repeats[i]})
+    heldout = {row["id"] for row in plan if row["split"] != "train"} & set(table["id"].to_pylist())
+    assert heldout and all(copies[i] == 1 for i in heldout)  # evaluation sets do not depend on the weights
     assert all(row["n_tokens"] == n_tokens[row["id"]] for row in kept)
     indices: dict[str, list[int]] = {}
     for row in kept:
@@ -48,21 +53,22 @@ def test_copies_are_never_neighbours(quality_shards: list[str], artifacts: dict)
 def test_shard_stats_add_up_to_the_plan(quality_shards: list[str], artifacts: dict, tmp_path: Path) -> None:
     stage = MixtureStage(MixtureConfig(), artifacts)
     records = [run_shard(job, stage) for job in plan_shards("mixture", quality_shards, str(tmp_path), "h")]
-    summary = storage.read_json(artifacts["mixture_summary"])
-    for domain, planned in summary["domains"].items():
-        assert sum(r.stats.get(f"tokens_{domain}", 0) for r in records) == planned["realised_tokens"]
+    plan = storage.read_parquet(artifacts["mixture_plan"]).to_pylist()
+    for domain in ("general", "specialist", "code"):
+        planned = sum(row["n_tokens"] * row["repeats"] for row in plan if row["domain"] == domain)
+        assert sum(r.stats.get(f"tokens_{domain}", 0) for r in records) == planned
     written = [storage.read_parquet(job.data_url) for job in plan_shards("mixture", quality_shards, str(tmp_path), "h")]
     assert all(t.schema.equals(MIXTURE) for t in written)
-    planned_copies = sum(storage.read_parquet(artifacts["mixture_plan"])["repeats"].to_pylist())
-    assert sum(r.docs_out for r in records) == planned_copies
+    assert sum(r.docs_out for r in records) == sum(row["repeats"] for row in plan)
+    summary = storage.read_json(artifacts["mixture_summary"])
     assert sum(r.dropped.get(NOT_SAMPLED, 0) for r in records) == sum(
         d["documents"] - d["documents_used"] for d in summary["domains"].values()
     )
 
 
 def test_a_document_missing_from_the_plan_is_an_error(
-    quality_shards: list[str], tokenizer_url: str, tmp_path: Path
+    quality_shards: list[str], tokenizer_url: str, splits_url: str, tmp_path: Path
 ) -> None:
-    other = fit_mixture(quality_shards[:1], MixtureConfig(), tokenizer_url, str(tmp_path))
+    other = fit_mixture(quality_shards[:1], MixtureConfig(), tokenizer_url, splits_url, 2, str(tmp_path))
     with pytest.raises(ValueError, match="not in the plan"):
         MixtureStage(MixtureConfig(), other).process(storage.read_parquet(quality_shards[1]))

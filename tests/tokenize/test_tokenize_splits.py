@@ -32,17 +32,25 @@ def test_every_domain_is_held_out_and_assignment_ignores_order(documents: list[d
     assert assign_splits(ids, domains, cfg.model_copy(update={"split_seed": 1})) != splits
 
 
+def test_assignment_is_pinned_for_a_seed() -> None:
+    """Ids -> split is a function of id, domain, the domain's size and the seed: the same documents keep their
+    splits whatever runs the assignment (it moved from the mixture's output to its input)."""
+    ids = [f"doc-{i:03d}" for i in range(60)]
+    domains = ["general"] * 40 + ["specialist"] * 15 + ["code"] * 5
+    cfg = PackConfig(validation_fraction=0.05, test_fraction=0.05, min_heldout_docs=2)
+    held_out = {
+        split: [i for i, s in zip(ids, assign_splits(ids, domains, cfg), strict=True) if s == split]
+        for split in ("validation", "test")
+    }
+    assert held_out == {
+        "validation": ["doc-012", "doc-032", "doc-041", "doc-050", "doc-055", "doc-056"],
+        "test": ["doc-000", "doc-019", "doc-040", "doc-051", "doc-057", "doc-058"],
+    }
+
+
 def test_fit_splits_writes_one_sorted_row_per_document(tmp_path: Path, documents: list[dict[str, str]]) -> None:
     ids, domains = [d["id"] for d in documents], [d["domain"] for d in documents]
-    tokens = [len(d["text"]) for d in documents]
-    shard = pa.table(
-        {
-            "id": ids + ids[:5],  # five up-sampled copies: they must not count twice
-            "domain": domains + domains[:5],
-            "n_tokens": pa.array(tokens + tokens[:5], pa.int32()),
-            "repeat_index": pa.array([0] * len(ids) + [1] * 5, pa.int32()),
-        }
-    )
+    shard = pa.table({"id": ids + ids[:5], "domain": domains + domains[:5]})  # five copies: one document each
     storage.write_parquet(str(tmp_path / "part-0.parquet"), shard)
     artifacts = fit_splits([str(tmp_path / "part-0.parquet")], PackConfig(), str(tmp_path / "artifacts"))
     assigned = storage.read_parquet(artifacts["splits"])
@@ -50,7 +58,16 @@ def test_fit_splits_writes_one_sorted_row_per_document(tmp_path: Path, documents
     split_of = dict(zip(assigned.column("id").to_pylist(), assigned.column("split").to_pylist(), strict=True))
     assert split_of == dict(zip(ids, assign_splits(ids, domains, PackConfig()), strict=True))
     summary = storage.read_json(artifacts["splits_summary"])
-    for domain, per_split in summary.items():
-        for split, cell in per_split.items():
-            members = [i for i, d in enumerate(documents) if d["domain"] == domain and split_of[ids[i]] == split]
-            assert cell == {"documents": len(members), "tokens": sum(tokens[i] for i in members)}
+    assert summary == {
+        domain: {
+            split: sum(d == domain and split_of[i] == split for i, d in zip(ids, domains, strict=True))
+            for split in ("train", "validation", "test")
+        }
+        for domain in sorted(set(domains))
+    }
+
+
+def test_an_id_in_two_domains_is_refused(tmp_path: Path) -> None:
+    storage.write_parquet(str(tmp_path / "part-0.parquet"), pa.table({"id": ["a", "a"], "domain": ["code", "general"]}))
+    with pytest.raises(ValueError, match="two domains"):
+        fit_splits([str(tmp_path / "part-0.parquet")], PackConfig(), str(tmp_path / "artifacts"))

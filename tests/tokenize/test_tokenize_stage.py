@@ -20,25 +20,42 @@ from pretrain_core.tokenize.summary import summarize_tokens
 PACK = PackConfig(seq_len=64, validation_fraction=0.05, test_fraction=0.05, min_heldout_docs=2)
 
 
+MIXTURE = MixtureConfig(weights={"general": 0.5, "specialist": 0.1, "code": 0.4}, max_upsample=2.0)
+
+
+@pytest.fixture(scope="module")
+def splits(quality_shards: list[str], tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Assigned on the mixture's input, as the pipeline does."""
+    return fit_splits(quality_shards, PACK, str(tmp_path_factory.mktemp("splits")))
+
+
+@pytest.fixture(scope="module")
+def mixture_artifacts(
+    quality_shards: list[str],
+    tokenizer_artifacts: dict[str, str],
+    splits: dict[str, str],
+    tmp_path_factory: pytest.TempPathFactory,
+) -> dict[str, str]:
+    tokenizer = tokenizer_artifacts["tokenizer"]
+    root = str(tmp_path_factory.mktemp("plan"))
+    return fit_mixture(quality_shards, MIXTURE, tokenizer, splits["splits"], PACK.frame_tokens, root)
+
+
 @pytest.fixture(scope="module")
 def mixture_shards(
-    quality_shards: list[str], tokenizer_artifacts: dict[str, str], tmp_path_factory: pytest.TempPathFactory
+    quality_shards: list[str], mixture_artifacts: dict[str, str], tmp_path_factory: pytest.TempPathFactory
 ) -> list[str]:
     """The real mixture stage's output: general is up-sampled, specialist and code are sub-sampled."""
     root = tmp_path_factory.mktemp("mixture")
-    cfg = MixtureConfig(weights={"general": 0.5, "specialist": 0.1, "code": 0.4}, max_upsample=2.0)
-    artifacts = fit_mixture(quality_shards, cfg, tokenizer_artifacts["tokenizer"], str(root / "artifacts"))
-    stage = MixtureStage(cfg, artifacts)
-    for job in plan_shards("mixture", quality_shards, str(root / "out"), "h"):
+    stage = MixtureStage(MIXTURE, mixture_artifacts)
+    for job in plan_shards("mixture", quality_shards, str(root), "h"):
         run_shard(job, stage)
-    return data_shards(str(root / "out"))
+    return data_shards(str(root))
 
 
 @pytest.fixture(scope="module")
-def artifacts(
-    mixture_shards: list[str], tokenizer_artifacts: dict[str, str], tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, str]:
-    return tokenizer_artifacts | fit_splits(mixture_shards, PACK, str(tmp_path_factory.mktemp("splits")))
+def artifacts(tokenizer_artifacts: dict[str, str], splits: dict[str, str]) -> dict[str, str]:
+    return tokenizer_artifacts | splits
 
 
 @pytest.fixture(scope="module")
@@ -84,10 +101,35 @@ def test_every_document_copy_is_packed_or_dropped_with_a_reason(
         packed = {doc_id for ids in storage.read_parquet(data_url)["doc_ids"].to_pylist() for doc_id in ids}
         dropped = storage.read_parquet(dropped_url).to_pylist()
         dropped_copies = Counter(row["doc_ids"][0] for row in dropped)
-        assert {r["drop_reason"] for r in dropped} <= {HELDOUT_REPEAT, PACK_TAIL}
-        assert record.dropped.get(HELDOUT_REPEAT, 0) > 0  # up-sampled general documents were held out
+        assert set(record.dropped) <= {PACK_TAIL}  # the mixture copies no held-out document
         for doc_id, n in copies.items():
             assert doc_id in packed or dropped_copies[doc_id] == n
+
+
+def test_train_streams_hold_exactly_the_tokens_the_mixture_planned(
+    records: list[tuple[ShardRecord, str, str]], mixture_artifacts: dict[str, str]
+) -> None:
+    """The plan counts each training copy's tokens plus BOS and EOS, as packing does, so its shares are the
+    train split's (before each stream's tail is cut)."""
+    planned = storage.read_json(mixture_artifacts["mixture_summary"])["domains"]
+    for domain in ("general", "specialist", "code"):
+        packed = sum(record.stats.get(f"tokens_{domain}_train", 0) for record, _, _ in records)
+        assert packed == planned[domain]["realised_tokens"] > 0, domain
+
+
+def test_further_copies_of_a_heldout_document_are_dropped(
+    quality_shards: list[str], mixture_shards: list[str], artifacts: dict[str, str], tmp_path: Path
+) -> None:
+    """Under other splits (a mixture output fed to a standalone run) an up-sampled document may be held out: the
+    held-out split still takes it once."""
+    other = artifacts | fit_splits(quality_shards, PACK.model_copy(update={"split_seed": 1}), str(tmp_path))
+    table = storage.read_parquet(mixture_shards[0])
+    split_of = {row["id"]: row["split"] for row in storage.read_parquet(other["splits"]).to_pylist()}
+    extra = [i for i, r in zip(table["id"].to_pylist(), table["repeat_index"].to_pylist(), strict=True) if r > 0]
+    expected = Counter(i for i in extra if split_of[i] != "train")
+    output = TokenizeStage(PACK, other).process(table)
+    dropped = [row for row in output.dropped.to_pylist() if row["drop_reason"] == HELDOUT_REPEAT]
+    assert expected and Counter(row["doc_ids"][0] for row in dropped) == expected
 
 
 def test_token_counts_add_up(mixture_shards: list[str], records: list[tuple[ShardRecord, str, str]]) -> None:
