@@ -30,15 +30,12 @@ temporary directory and compares bytes.
 
 from __future__ import annotations
 
-import argparse
-import filecmp
 import gzip
 import hashlib
 import json
 import random
 import re
 import sys
-import tempfile
 import textwrap
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -47,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 import yaml
+from rebuild import build_or_check  # scripts/rebuild.py: scripts/ is on sys.path when run
 from scipy import sparse
 
 from pretrain_core.dedup.normalize import normalize_text
@@ -624,26 +622,15 @@ are derived works of those texts under the same licences.
 """
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="output directory (default: %(default)s)")
-    parser.add_argument("--check", action="store_true", help="rebuild into a temporary directory and compare")
-    args = parser.parse_args(argv)
+def build(out: Path) -> None:
     groups = build_groups(read_sources())
     pairs = labelled_pairs(groups)
-    if not args.check:
-        write_set(args.out, groups, pairs)
-        print(f"wrote {sum(len(g.docs) for g in groups)} documents and {len(pairs)} pairs to {args.out}")
-        return 0
-    with tempfile.TemporaryDirectory() as tmp:
-        write_set(Path(tmp), groups, pairs)
-        names = ["README.md", DOCUMENTS_FILE, PAIRS_FILE]
-        _, mismatch, missing = filecmp.cmpfiles(args.out, tmp, names, shallow=False)
-    if mismatch or missing:
-        print(f"differs from {args.out}: {mismatch + missing}", file=sys.stderr)
-        return 1
-    print(f"{args.out} is up to date")
-    return 0
+    write_set(out, groups, pairs)
+    print(f"wrote {sum(len(g.docs) for g in groups)} documents and {len(pairs)} pairs to {out}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return build_or_check(build, DEFAULT_OUT, __doc__, argv)
 
 
 if __name__ == "__main__":
