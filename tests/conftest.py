@@ -16,6 +16,7 @@ os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
+LICENCES = REPO_ROOT / "data" / "reference" / "licences"  # Debian's common-licenses, shipped in the repo
 
 
 @pytest.fixture(scope="session")
@@ -39,9 +40,9 @@ def s3_endpoint() -> Iterator[str]:
 
 @pytest.fixture
 def real_texts() -> list[str]:
-    """Real licence texts shipped by the OS: prose of varied length for stage tests."""
-    texts = [p.read_text(encoding="utf-8") for p in sorted(Path("/usr/share/common-licenses").glob("*")) if p.is_file()]
-    assert texts, "expected licence texts under /usr/share/common-licenses"
+    """Real licence texts shipped in the repo (data/reference/licences): prose of varied length for stage tests."""
+    texts = [p.read_text(encoding="utf-8") for p in sorted(LICENCES.glob("*")) if p.is_file()]
+    assert texts, f"expected licence texts under {LICENCES}"
     return texts
 
 

@@ -1,4 +1,5 @@
-"""Real text for the ingestion tests: Debian's license texts and Python's own standard library."""
+"""Real text for the ingestion tests: Debian's license texts (shipped in data/reference/licences) and Python's
+own standard library."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ FOOTER = (
 
 @pytest.fixture(scope="session")
 def licenses() -> Path:
-    path = Path("/usr/share/common-licenses")
-    assert (path / "GPL-3").is_file(), "expected Debian's license texts"
+    path = Path(__file__).resolve().parents[2] / "data" / "reference" / "licences"
+    assert (path / "GPL-3").is_file(), "expected Debian's license texts shipped in the repo"
     return path
 
 

@@ -9,7 +9,7 @@ import zstandard
 
 from pretrain_core.ingest.compression import CORRUPT, TRUNCATED, compression_of, failure_reason, open_decompressed
 
-GPL = Path("/usr/share/common-licenses/GPL-3").read_bytes()
+GPL = (Path(__file__).resolve().parents[2] / "data" / "reference" / "licences" / "GPL-3").read_bytes()
 
 
 def test_codec_follows_the_suffix() -> None:

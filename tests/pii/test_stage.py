@@ -14,7 +14,7 @@ from pretrain_core.pii.config import PiiConfig
 from pretrain_core.pii.stage import REPORT_ARTIFACT, TAGGER_ARTIFACT, PiiStage, fit_pii
 from pretrain_core.stage import ShardJob, run_shard
 
-GPL = Path("/usr/share/common-licenses/GPL-3").read_text(encoding="utf-8")
+GPL = (Path(__file__).resolve().parents[2] / "data" / "reference" / "licences" / "GPL-3").read_text(encoding="utf-8")
 PROSE = GPL[GPL.index("The GNU General Public License is") :][:1500]  # real prose, no PII of its own
 CONTACT = "Questions about this release go to Sarah Connor at sarah.connor@example.com or +1 415 555 2671."
 CODE = (
