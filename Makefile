@@ -27,7 +27,7 @@ test-all: setup
 	$(BIN)/pytest -q
 
 lint: setup
-	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy pretrain_core pretrain_cli tasks flows
+	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy pretrain_core pretrain_eval pretrain_cli tasks flows
 
 bench: setup
 	for script in benchmarks/bench_*.py; do $(BIN)/python $$script; done

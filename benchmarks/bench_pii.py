@@ -5,8 +5,7 @@ Three rows, all on one core (CPU seconds of this process): the pattern detectors
 (patterns, the name/address tagger, overlap resolution, redaction, density drops, Arrow in and out), and the
 baseline. Documents come from the demo corpus as ingest hands it on (else from real text on this machine, see
 corpus.py); prose is cut into documents of about --chunk-chars characters, and each gets a language from a cheap
-stop-word vote on its start. The tagger is fitted once before timing (or loaded from --artifacts), with a small
-budget unless --full-fit is given.
+stop-word vote on its start. The tagger is the model shipped with the package (or --model).
 
     python benchmarks/bench_pii.py --max-docs 2000
 """
@@ -19,8 +18,6 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
 import re
-import tempfile
-from pathlib import Path
 
 from corpus import load_documents, megabytes, pages, spread, stage_table
 from timing import Rate, cpu_time, print_rates
@@ -28,8 +25,8 @@ from timing import Rate, cpu_time, print_rates
 from pretrain_core import schema
 from pretrain_core.pii.config import PiiConfig
 from pretrain_core.pii.detectors import find_structured
-from pretrain_core.pii.stage import TAGGER_ARTIFACT, PiiStage, fit_pii
-from pretrain_core.pii.text_sources import sentence_language
+from pretrain_core.pii.stage import PiiStage
+from pretrain_eval.pii_tagger.text_sources import sentence_language
 
 NAIVE = [
     re.compile(r"[\w.+-]+@[\w-]+\.[\w.-]+"),  # email
@@ -55,8 +52,7 @@ def main() -> None:
     parser.add_argument("--chunk-chars", type=int, default=3000, help="prose document size (0 = whole documents)")
     parser.add_argument("--local", action="store_true", help="use this machine's text even if the demo corpus exists")
     parser.add_argument("--repeat", type=int, default=1, help="runs per implementation; the best is reported")
-    parser.add_argument("--artifacts", help="directory of an earlier fit_pii run to reuse instead of fitting")
-    parser.add_argument("--full-fit", action="store_true", help="fit the tagger with the default budget")
+    parser.add_argument("--model", help="a tagger model (safetensors) instead of the shipped one")
     args = parser.parse_args()
 
     found, origin = load_documents(args.local)
@@ -67,14 +63,9 @@ def main() -> None:
     size = megabytes(texts)
     print(f"documents: {origin}; {len(docs)} timed ({sum(d.domain == 'code' for d in docs)} code), one core")
 
-    budget = {} if args.full_fit else {"classifier_sentences_per_source": 600, "classifier_examples_per_language": 800}
-    cfg = PiiConfig.model_validate(budget)
-    if args.artifacts:
-        artifacts = {TAGGER_ARTIFACT: str(Path(args.artifacts) / "pii_tagger.pkl")}
-    else:
-        fit_seconds, artifacts = cpu_time(lambda: fit_pii(cfg, tempfile.mkdtemp(prefix="bench-pii-")))
-        print(f"tagger fit: {fit_seconds:.1f} CPU s")
-    stage = PiiStage(cfg, artifacts)
+    cfg = PiiConfig(classifier_model=args.model)
+    load_seconds, stage = cpu_time(lambda: PiiStage(cfg))
+    print(f"tagger load: {load_seconds:.2f} CPU s")
     stage.process(table.slice(0, 20))  # warm caches outside the timing
 
     structured = list(cfg.types)

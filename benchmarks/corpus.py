@@ -18,7 +18,7 @@ import yaml
 from pretrain_core.ingest.config import IngestConfig, SourceConfig
 from pretrain_core.ingest.listing import list_source_files
 from pretrain_core.ingest.stage import ingest_files
-from pretrain_core.pii.text_sources import read_text
+from pretrain_eval.pii_tagger.text_sources import read_text
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEMO = REPO_ROOT / "data" / "demo"

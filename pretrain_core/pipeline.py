@@ -22,7 +22,8 @@ from pretrain_core.ingest.stage import plan_ingest, run_ingest_shard
 from pretrain_core.manifest import ShardRecord, StageManifest, config_hash
 from pretrain_core.mixture.plan import fit_mixture
 from pretrain_core.mixture.stage import MixtureStage
-from pretrain_core.pii.stage import PiiStage, fit_pii
+from pretrain_core.pii.classifier import model_sha256
+from pretrain_core.pii.stage import PiiStage
 from pretrain_core.quality.stage import QualityStage, fit_quality
 from pretrain_core.stage import (
     ShardJob,
@@ -83,7 +84,10 @@ class CorpusPipeline:
             "ingest": {"sources": [s.model_dump(mode="json") for s in c.sources], "ingest": c.ingest},
             "clean": {"clean": c.clean},
             "dedup": {"dedup": c.dedup},
-            "pii": {"pii": c.pii},
+            "pii": {
+                "pii": c.pii,
+                "tagger_sha256": model_sha256(c.pii.classifier_model) if c.pii.uses_classifier() else None,
+            },
             "quality": {"quality": c.quality},
             "tokenizer": {"tokenizer": c.tokenizer},
             "splits": {"pack": c.pack.model_dump(mode="json", include=set(SPLIT_SETTINGS))},
@@ -128,7 +132,6 @@ class CorpusPipeline:
         """Global work a stage needs before its shards run (clusters, models, plans); empty for map-only stages."""
         fitters: dict[str, Callable[[str], dict[str, str]]] = {
             "dedup": lambda d: fit_dedup(self.inputs("dedup"), self.cfg.dedup, d),
-            "pii": lambda d: fit_pii(self.cfg.pii, d),
             "quality": lambda d: fit_quality(self.inputs("quality"), self.cfg.quality, d),
             "mixture": lambda d: {**self.fit_tokenizer(), **self.fit_splits(), **self._fit_mixture(d)},
             "tokenize": lambda d: {**self.fit_tokenizer(), **self.fit_splits()},
@@ -189,7 +192,7 @@ class CorpusPipeline:
         builders: dict[str, Callable[[], TableStage]] = {
             "clean": lambda: CleanStage(c.clean),
             "dedup": lambda: DedupStage(c.dedup, artifacts),
-            "pii": lambda: PiiStage(c.pii, artifacts),
+            "pii": lambda: PiiStage(c.pii),
             "quality": lambda: QualityStage(c.quality, artifacts),
             "mixture": lambda: MixtureStage(c.mixture, artifacts),
             "tokenize": lambda: TokenizeStage(c.pack, artifacts),

@@ -5,9 +5,9 @@ that must not be flagged, every one a labelled character span.
 Carrier text is real: sentences of the Debian FAQ and the Debian Administrator's Handbook in all five languages and
 of the Jargon File (English), read from the demo corpus (data/demo) by the pipeline's own ingestion, and windows of
 the demo corpus's code files. None of these documents is among the PII tagger's training sources (licences, Vim
-tutors, CPython's CJK texts and manual pages, see `PiiConfig.classifier_sources`), and any sentence that also
-occurs there is dropped, so no carrier sentence was trained on. Sentences that mention a real person, an email
-address or an IP address are left out, so everything personal in an item is labelled.
+tutors, CPython's CJK texts and manual pages, see `TaggerBuild.sources` in `pretrain_eval/pii_tagger/build.py`), and
+any sentence that also occurs there is dropped, so no carrier sentence was trained on. Sentences that mention a
+real person, an email address or an IP address are left out, so everything personal in an item is labelled.
 
 Into a passage of one or two consecutive sentences, the builder puts a value through a short frame written for this
 set in the passage's language ("{s} Sie erreichen uns unter {phone}."). The frames are not the tagger's training
@@ -71,10 +71,10 @@ sys.path.insert(0, str(REPO_ROOT))
 from pretrain_core.ingest.config import IngestConfig, SourceConfig  # noqa: E402
 from pretrain_core.ingest.listing import list_source_files  # noqa: E402
 from pretrain_core.ingest.stage import ingest_files  # noqa: E402
-from pretrain_core.pii.config import PiiConfig  # noqa: E402
-from pretrain_core.pii.name_lists import faker_names, name_lists  # noqa: E402
-from pretrain_core.pii.text_sources import load_sentences, sentence_language, sentences_of  # noqa: E402
-from pretrain_core.pii.training_data import _split_of  # noqa: E402
+from pretrain_eval.pii_tagger.build import TaggerBuild  # noqa: E402
+from pretrain_eval.pii_tagger.names import faker_names, name_lists  # noqa: E402
+from pretrain_eval.pii_tagger.text_sources import load_sentences, sentence_language, sentences_of  # noqa: E402
+from pretrain_eval.pii_tagger.training_data import _split_of  # noqa: E402
 
 DEFAULT_OUT = REPO_ROOT / "data" / "labelled" / "pii"
 SET_FILE = "items.jsonl.gz"
@@ -749,7 +749,7 @@ def demo_documents(names: set[str]) -> Iterator[tuple[str, str]]:
 
 def carrier_passages(first_names: set[str]) -> dict[str, dict[str, list[Passage]]]:
     """Passages of one or two consecutive usable sentences, per language and split."""
-    trained = {s for found in load_sentences(PiiConfig().classifier_sources, 10**9).values() for s in found}
+    trained = {s for found in load_sentences(TaggerBuild().sources, 10**9).values() for s in found}
     passages: dict[str, dict[str, list[Passage]]] = {lang: {"dev": [], "test": []} for lang in LANGS}
     seen: set[str] = set()
     for source, text in demo_documents(set(CARRIER_SOURCES)):

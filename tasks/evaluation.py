@@ -24,7 +24,7 @@ from pretrain_core.evaluate.history import (
     read_results,
     result_rows,
 )
-from pretrain_core.evaluate.trend_plot import METRICS, render_trend_plot, trend_plot_url
+from pretrain_core.evaluate.trend_plot import METRICS, plotting_available, render_trend_plot, trend_plot_url
 
 REGRESSION_EVENT = "pretrain.eval.regression"
 
@@ -57,7 +57,10 @@ def record_results(evaluations: list[tuple[str, EvalResult]], results_url: str) 
 
 @task(cache_policy=NO_CACHE)
 def render_trends(results_url: str) -> dict[str, str]:
-    """Write one trend PNG per metric beside the results table; return metric → URL."""
+    """Write one trend PNG per metric beside the results table; return metric → URL (none without matplotlib)."""
+    if not plotting_available():
+        get_run_logger().warning("no trend plots: they need matplotlib (pip install 'pretrain[eval]')")
+        return {}
     table = read_results(results_url)
     urls = {metric: trend_plot_url(results_url, metric) for metric in METRICS}
     for metric, url in urls.items():

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from pretrain_core.pii.classifier import NameAddressTagger, load_tagger
+
 # Prefect reads its settings at import: isolate it before any test module imports it.
 os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="pretrain-prefect-"))
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
@@ -17,6 +19,12 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 LICENCES = REPO_ROOT / "data" / "reference" / "licences"  # Debian's common-licenses, shipped in the repo
+
+
+@pytest.fixture(scope="session")
+def tagger() -> NameAddressTagger:
+    """The PII name/address tagger the package ships, loaded once."""
+    return load_tagger(None)
 
 
 @pytest.fixture(scope="session")

@@ -1,16 +1,16 @@
 """Trend plots of the evaluation history: one PNG per metric, each split against training step and against date.
 
 Rendered with matplotlib's object API on the Agg canvas, so it needs no display and touches no global pyplot state.
+matplotlib is an optional dependency (`pretrain[eval]`): imported only when a plot is drawn.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import io
 from datetime import datetime
 
 import pyarrow as pa
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from pretrain_core.evaluate.history import series
 
@@ -23,9 +23,17 @@ def trend_plot_url(results_url: str, metric: str) -> str:
     return f"{results_url.removesuffix('.parquet')}.{metric}.png"
 
 
+def plotting_available() -> bool:
+    """Whether matplotlib (the `eval` extra) is installed, so trend plots can be drawn."""
+    return importlib.util.find_spec("matplotlib") is not None
+
+
 def render_trend_plot(table: pa.Table, metric: str) -> bytes:
     """PNG bytes: a row per split, the left panel over steps, the right over evaluation dates; a line per
     (run, domain)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     by_key = series(table)
     splits = sorted({split for _, split, _ in by_key}, key=lambda s: (s != "validation", s)) or ["(no results yet)"]
     height = ROW_INCHES * len(splits)

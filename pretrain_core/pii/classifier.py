@@ -3,35 +3,40 @@
 A multinomial logistic regression over token, context and name-list features (`tokens.Featurizer`) labels each
 candidate token as the first or a further token of a person or an address, or neither; runs of tagged tokens
 become spans, which shape checks then vet. It is linear and small on purpose: it trains in seconds, and
-prediction for a whole shard is one vocabulary lookup per token type plus a few numpy operations. The model
-(vocabularies, name lists, sorted feature keys, float32 weights) is pickled as plain lists and numpy arrays, so
-loading it runs no project code, and equal training data gives equal bytes.
+prediction for a whole shard is one vocabulary lookup per token type plus a few numpy operations. The model is
+trained once, offline (`python -m pretrain_eval.pii_tagger`), and shipped with the package as safetensors: the
+arrays as tensors, the vocabularies and name lists as JSON metadata, so loading it runs no code from the file.
 """
 
 from __future__ import annotations
 
-import pickle
+import functools
+import hashlib
+import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib import resources
 
 import numpy as np
-import scipy.sparse
-from sklearn.linear_model import LogisticRegression
+import safetensors.numpy
+from safetensors import SafetensorError
 
+from pretrain_core import storage
 from pretrain_core.pii.address_patterns import find_addresses
 from pretrain_core.pii.cjk_names import CjkNames, has_cjk_cue
-from pretrain_core.pii.name_lists import NameLists, chinese_surnames, japanese_names
+from pretrain_core.pii.name_lists import chinese_surnames, japanese_names
 from pretrain_core.pii.spans import Span
-from pretrain_core.pii.tokens import FEATURE_KINDS, Featurizer, Token, lexical, token_texts, tokenize
-from pretrain_core.pii.training_data import Example
+from pretrain_core.pii.tokens import Featurizer, lexical, token_texts
 
 LABELS = ("O", "person", "address")
 # Trained classes: the first token of a name or address is told apart from the rest, which separates "the
 # word after a comma that starts an address" from "a word inside a name" far better than one class per kind.
-_CLASSES = ("O", "B-person", "I-person", "B-address", "I-address")
+CLASSES = ("O", "B-person", "I-person", "B-address", "I-address")
 _CLASS_LABEL = np.array([0, 1, 1, 2, 2])
-_FORMAT = 2
+MODEL_FORMAT = 3  # 2: pickled (no longer read); 3: safetensors
+# The model shipped with the package, built by `python -m pretrain_eval.pii_tagger`.
+SHIPPED_MODEL = "pii_tagger.safetensors"
 # Spans grow from tokens at the threshold through neighbours at this fraction of it (hysteresis), so a confident
 # surname pulls in a less certain first name instead of leaving half a name unredacted.
 _CONTINUE_FRACTION = 0.5
@@ -95,7 +100,7 @@ class NameAddressTagger:
     """A featurizer, the feature keys it was trained on (sorted), their weights (row 0: unknown, zero) and bias."""
 
     def __init__(self, featurizer: Featurizer, keys: np.ndarray, weights: np.ndarray, bias: np.ndarray) -> None:
-        if weights.shape != (len(keys) + 1, len(_CLASSES)) or bias.shape != (len(_CLASSES),):
+        if weights.shape != (len(keys) + 1, len(CLASSES)) or bias.shape != (len(CLASSES),):
             raise ValueError(f"tagger weights {weights.shape} / bias {bias.shape} do not fit {len(keys)} features")
         self.featurizer = featurizer
         single = [n for n in featurizer.last_names if len(n) == 1]
@@ -107,57 +112,33 @@ class NameAddressTagger:
         self.weights = weights.astype(np.float32)
         self.bias = bias.astype(np.float32)
 
-    @classmethod
-    def fit(
-        cls,
-        examples: Sequence[Example],
-        names: NameLists,
-        c: float = 3.0,
-        min_count: int = 2,
-    ) -> NameAddressTagger:
-        """Train on labelled examples with the gazetteer's name lists; words and features seen fewer than
-        `min_count` times are dropped (they only overfit). lbfgs on a fixed matrix is deterministic, so equal
-        inputs give an equal model."""
-        texts = [e.text for e in examples]
-        featurizer = Featurizer.learn(texts, min_count, names.first, names.last, names.cjk_family, names.cjk_given)
-        keys, candidates = featurizer.candidate_keys([token_texts(e.text) for e in examples])
-        labels = np.concatenate(
-            [_token_labels(tokenize(e.text), e.spans)[c] for e, c in zip(examples, candidates, strict=True)]
-        )
-        unique, counts = np.unique(keys, return_counts=True)
-        kept = unique[counts >= min_count]
-        columns = _rows(kept, keys)
-        matrix = scipy.sparse.csr_matrix(
-            (np.ones(columns.size), columns.ravel(), np.arange(0, columns.size + 1, len(FEATURE_KINDS))),
-            shape=(len(keys), len(kept) + 1),
-        )
-        matrix.sum_duplicates()
-        model = LogisticRegression(C=c, max_iter=300, tol=1e-4)
-        model.fit(matrix, labels)
-        if list(model.classes_) != list(range(len(_CLASSES))):
-            raise ValueError(f"training data lacks some labels: has {sorted(model.classes_)}")
-        weights = model.coef_.T.copy()
-        weights[0] = 0.0
-        return cls(featurizer, kept, weights, model.intercept_)
-
     def to_bytes(self) -> bytes:
-        f = self.featurizer
-        payload = {"format": _FORMAT, "labels": list(_CLASSES), "featurizer": f.__getstate__()}
-        payload |= {"keys": self.keys, "weights": self.weights, "bias": self.bias}
-        return pickle.dumps(payload, protocol=5)
+        """The model as safetensors; equal models give equal bytes."""
+        # One metadata entry: safetensors writes several in no fixed order, and equal models must give equal bytes.
+        about = {"format": MODEL_FORMAT, "labels": list(CLASSES), "featurizer": self.featurizer.__getstate__()}
+        metadata = {"pii_tagger": json.dumps(about, ensure_ascii=False)}
+        tensors: dict[str, np.ndarray] = {"keys": self.keys, "weights": self.weights, "bias": self.bias}
+        return bytes(safetensors.numpy.save(tensors, metadata=metadata))
 
     @classmethod
     def from_bytes(cls, data: bytes) -> NameAddressTagger:
-        p = pickle.loads(data)
-        if p.get("format") != _FORMAT or p.get("labels") != list(_CLASSES):
-            raise ValueError("not a PII tagger model of this version: refit it")
-        return cls(Featurizer(**p["featurizer"]), p["keys"], p["weights"], p["bias"])
+        try:
+            tensors = safetensors.numpy.load(data)
+            header = json.loads(data[8 : 8 + int.from_bytes(data[:8], "little")])  # the format's JSON header
+        except (SafetensorError, ValueError, UnicodeDecodeError) as exc:
+            raise ValueError(f"not a PII tagger model (safetensors expected): {exc}") from None
+        about = json.loads((header.get("__metadata__") or {}).get("pii_tagger", "{}"))
+        if about.get("format") != MODEL_FORMAT or about.get("labels") != list(CLASSES):
+            raise ValueError(
+                f"not a PII tagger model of format {MODEL_FORMAT}: rebuild it (python -m pretrain_eval.pii_tagger)"
+            )
+        return cls(Featurizer(**about["featurizer"]), tensors["keys"], tensors["weights"], tensors["bias"])
 
     def tag(self, texts: Sequence[str]) -> list[TaggedText]:
         """Label probabilities of every candidate token of every text, computed for the batch at once."""
         token_lists = [token_texts(text) for text in texts]
         keys, candidates = self.featurizer.candidate_keys(token_lists)
-        rows = _rows(self.keys, keys)
+        rows = feature_rows(self.keys, keys)
         logits = np.tile(self.bias, (len(rows), 1))
         for kind in range(rows.shape[1]):  # one feature kind at a time: no (tokens x kinds x classes) array
             logits += self.weights[rows[:, kind]]
@@ -252,24 +233,12 @@ def _overlap(a: Span, b: Span) -> bool:
     return a.start < b.end and b.start < a.end
 
 
-def _rows(known: np.ndarray, keys: np.ndarray) -> np.ndarray:
+def feature_rows(known: np.ndarray, keys: np.ndarray) -> np.ndarray:
     """Weight row of each key: 1 + its position among the known keys, 0 when unknown."""
     if not len(known):
         return np.zeros(keys.shape, dtype=np.int64)
     positions = np.minimum(np.searchsorted(known, keys), len(known) - 1)
     return np.where(known[positions] == keys, positions + 1, 0)
-
-
-def _token_labels(tokens: list[Token], spans: Sequence[Span]) -> np.ndarray:
-    labels = np.zeros(len(tokens), dtype=np.int64)
-    starts = np.array([t.start for t in tokens], dtype=np.int64)
-    ends = np.array([t.end for t in tokens], dtype=np.int64)
-    for span in spans:
-        inside = np.flatnonzero((starts >= span.start) & (ends <= span.end))
-        if len(inside):
-            labels[inside] = _CLASSES.index(f"I-{span.type}")
-            labels[inside[0]] = _CLASSES.index(f"B-{span.type}")
-    return labels
 
 
 def decode_spans(tagged: TaggedText, threshold: float) -> list[Span]:
@@ -373,3 +342,20 @@ def _bridgeable(tagged: TaggedText, starts: list[int], last: int, index: int, la
             return False
         previous = token
     return True
+
+
+def model_bytes(url: str | None) -> bytes:
+    """The tagger model at `url`, or the one shipped with the package when `url` is None."""
+    if url is None:
+        return (resources.files("pretrain_core") / "data" / SHIPPED_MODEL).read_bytes()
+    return storage.read_bytes(url)
+
+
+@functools.cache
+def model_sha256(url: str | None) -> str:
+    """The model's fingerprint, part of the PII stage's config hash: a new model invalidates its outputs."""
+    return hashlib.sha256(model_bytes(url)).hexdigest()
+
+
+def load_tagger(url: str | None) -> NameAddressTagger:
+    return NameAddressTagger.from_bytes(model_bytes(url))

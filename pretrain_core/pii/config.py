@@ -19,20 +19,6 @@ PII_TYPES: tuple[PiiType, ...] = ("email", "phone", "ip", "card", "iban", "natio
 # Kinds the learned tagger finds; the rest come from patterns.
 CLASSIFIER_TYPES: tuple[PiiType, ...] = ("person", "address")
 
-_DEFAULT_SOURCES = [
-    # Real prose in the tagger's languages shipped in this repository (licence texts, Vim tutors, CPython's CJK
-    # codec test texts, the demo corpus's manual pages in en, de, fr, ja, zh), so the fitted model is the same on
-    # every machine. '{data}' is the repository's data/ directory.
-    "{data}/reference/licences/*",
-    "{data}/reference/vim-tutor/*",
-    "{data}/reference/cjkencodings/*",
-    "{data}/demo/text/manpages/en/**/*.txt",
-    "{data}/demo/text/manpages/de/**/*.txt",
-    "{data}/demo/text/manpages/fr/**/*.txt",
-    "{data}/demo/text/manpages/ja/**/*.txt",
-    "{data}/demo/text/manpages/zh_CN/**/*.txt",
-]
-
 
 class PiiConfig(StrictModel):
     """What counts as PII, how it is replaced, and when a document has so much of it that it is dropped."""
@@ -98,28 +84,11 @@ class PiiConfig(StrictModel):
         min_length=1,
         description="Document languages the tagger runs on: those it was trained for.",
     )
-    classifier_sources: list[str] = Field(
-        default=_DEFAULT_SOURCES,
-        min_length=1,
-        description="Glob patterns (fsspec URLs; '{stdlib}' is Python's standard library directory, '{data}' the "
-        "repository's data directory) of real text "
-        "whose sentences become training templates and negatives. Patterns matching nothing are skipped.",
+    classifier_model: str | None = Field(
+        default=None,
+        description="fsspec URL of a tagger model (safetensors) built by `python -m pretrain_eval.pii_tagger`; "
+        "None: the model shipped with the package. Read as data, never unpickled.",
     )
-    classifier_sentences_per_source: int = Field(
-        default=3000,
-        ge=10,
-        le=1_000_000,
-        description="Sentences read from each source pattern at most (files in a fixed hash order), which bounds "
-        "the time spent reading large sources such as all manual pages.",
-    )
-    classifier_examples_per_language: int = Field(
-        default=2000,
-        ge=50,
-        le=200_000,
-        description="Training examples made per language (a quarter as many are held out for the report); the "
-        "main knob of fit time.",
-    )
-    classifier_seed: int = Field(default=0, ge=0, description="Seed for sampling sentences, fake names and splits.")
 
     @field_validator("placeholder_format")
     @classmethod

@@ -1,51 +1,27 @@
-"""The name lists behind the tagger: Faker's first and last names for the languages it reads, and the Japanese
-family and given names of the IPADIC dictionary shipped under data/reference/names.
+"""The name lists the tagger reads at run time: the Hundred Family Surnames and IPADIC's Japanese family and
+given names, shipped as package data under `pretrain_core/data/names`.
 
-Lists are what let a linear tagger generalise from the names it trained on to names it never saw in an example.
-Latin-script names are matched as words, so the lists span every Faker locale whose names turn up in English,
-German and French text, not only the locales examples are made from. Chinese and Japanese names are not split
-into words by spaces: single characters are matched per character (Chinese surnames are one character, and the
-Faker lists are small), and longer family and given names as whole strings, since almost every kanji occurs in
-some name and only the string says whether a run of characters is one.
+Chinese and Japanese names are not split into words by spaces, so beside the lists inside the model (Faker's
+names, see `pretrain_eval.pii_tagger.names`) the tagger matches these longer lists as whole strings: almost
+every kanji occurs in some name and only the string says whether a run of characters is one.
 """
 
 from __future__ import annotations
 
 import functools
-from pathlib import Path
-from typing import NamedTuple
-
-from faker import Faker
-
-REFERENCE_NAMES = Path(__file__).resolve().parents[2] / "data" / "reference" / "names"
-# Faker locales whose names make the lists, per language of the tagger. Examples are made from the first ones.
-LIST_LOCALES = {
-    "en": ("en_US", "en_GB", "en_IE", "en_NZ", "en_IN"),
-    "de": ("de_DE", "de_AT", "de_CH", "nl_NL", "pl_PL", "tr_TR", "it_IT", "cs_CZ"),
-    "fr": ("fr_FR", "fr_CH", "fr_CA", "es_ES", "pt_PT"),
-    "zh": ("zh_CN", "zh_TW"),
-    "ja": ("ja_JP",),
-}
+from importlib import resources
+from importlib.resources.abc import Traversable
 
 
-class NameLists(NamedTuple):
-    first: list[str]  # Faker's names: Latin-script ones matched per word, CJK ones per character
-    last: list[str]
-    cjk_family: list[str]  # CJK family and given names of two or more characters, matched as strings
-    cjk_given: list[str]
-
-
-@functools.cache
-def faker_names(locale: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Faker's first and last names of a locale (cached: building a Faker is slow)."""
-    provider = next(p for p in Faker(locale).get_providers() if "person" in type(p).__module__)
-    return tuple(provider.first_names), tuple(provider.last_names)
+def names_dir() -> Traversable:
+    return resources.files("pretrain_core") / "data" / "names"
 
 
 @functools.cache
 def reference_names(file_name: str) -> tuple[str, ...]:
-    """One name per line of a list under data/reference/names."""
-    return tuple(line for line in (REFERENCE_NAMES / file_name).read_text(encoding="utf-8").splitlines() if line)
+    """One name per line of a list under `pretrain_core/data/names`."""
+    text = (names_dir() / file_name).read_text(encoding="utf-8")
+    return tuple(line for line in text.splitlines() if line)
 
 
 def chinese_surnames() -> tuple[str, ...]:
@@ -56,24 +32,3 @@ def chinese_surnames() -> tuple[str, ...]:
 def japanese_names() -> tuple[tuple[str, ...], tuple[str, ...]]:
     """IPADIC's Japanese family and given names (kanji and katakana, one to four characters)."""
     return reference_names("ja_family_names.txt"), reference_names("ja_given_names.txt")
-
-
-def is_cjk(name: str) -> bool:
-    return any("\u3040" <= c <= "\u30ff" or "\u3400" <= c <= "\u9fff" or "\uf900" <= c <= "\ufaff" for c in name)
-
-
-@functools.cache
-def name_lists() -> NameLists:
-    """Every list the tagger's gazetteer holds, sorted."""
-    first: set[str] = set()
-    last: set[str] = set()
-    for locales in LIST_LOCALES.values():
-        for locale in locales:
-            first_names, last_names = faker_names(locale)
-            first.update(first_names)
-            last.update(last_names)
-    last.update(chinese_surnames())
-    family, given = japanese_names()
-    cjk_family = {n for n in (*last, *family) if is_cjk(n) and len(n) > 1}
-    cjk_given = {n for n in (*first, *given) if is_cjk(n) and len(n) > 1}
-    return NameLists(sorted(first), sorted(last), sorted(cjk_family), sorted(cjk_given))

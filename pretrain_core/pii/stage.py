@@ -1,4 +1,4 @@
-"""The PII stage: fit the name/address tagger once, then per shard detect, redact and drop PII-dense documents.
+"""The PII stage: per shard detect, redact and drop PII-dense documents, with the shipped name/address tagger.
 
 Redaction replaces each match with a typed placeholder (`<EMAIL>`), so a model trained on the output learns that
 such things occur without learning anyone's data. Documents above the density limit are dropped instead
@@ -10,59 +10,22 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pretrain_core import schema as contract
-from pretrain_core import storage
-from pretrain_core.pii.classifier import NameAddressTagger
+from pretrain_core.pii.classifier import NameAddressTagger, load_tagger
 from pretrain_core.pii.config import CLASSIFIER_TYPES, PiiConfig
 from pretrain_core.pii.detectors import find_structured
-from pretrain_core.pii.evaluation import evaluate
-from pretrain_core.pii.name_lists import name_lists
 from pretrain_core.pii.spans import Span, outside, redact, resolve_overlaps
-from pretrain_core.pii.text_sources import load_sentences
 from pretrain_core.pii.tokens import token_texts
-from pretrain_core.pii.training_data import build_examples
 from pretrain_core.stage import ShardOutput
 
-TAGGER_ARTIFACT = "pii_tagger"
-REPORT_ARTIFACT = "pii_tagger_report"
 # Characters of text tagged per batch: bounds the feature arrays (about 300 bytes per candidate token, and in
 # Chinese nearly every character is one) on large shards.
 _TAGGER_BATCH_CHARS = 1_000_000
 _SEPARATORS = " \t\n,;:()<>[]"
-
-
-def fit_pii(cfg: PiiConfig, artifact_dir: str) -> dict[str, str]:
-    """Train the name/address tagger on real sentences with Faker names, and write it with its held-out report.
-
-    Returns {} when the config does not use the tagger. Deterministic: same sources and config, same bytes.
-    """
-    if not cfg.uses_classifier():
-        return {}
-    sentences = load_sentences(cfg.classifier_sources, cfg.classifier_sentences_per_source)
-    examples = build_examples(sentences, cfg.classifier_examples_per_language, cfg.classifier_seed)
-    if not examples["train"]:
-        raise ValueError(f"no sentences in en/de/fr/zh/ja found under classifier_sources {cfg.classifier_sources}")
-    tagger = NameAddressTagger.fit(examples["train"], name_lists())
-    report: dict[str, Any] = {
-        "threshold": cfg.classifier_threshold,
-        "sentences": {lang: len(found) for lang, found in sentences.items()},
-        "examples": {name: len(found) for name, found in examples.items()},
-        **{
-            name: evaluate(tagger, found, cfg.classifier_threshold)
-            for name, found in examples.items()
-            if name != "train"
-        },
-    }
-    model_url = storage.join(artifact_dir, "pii_tagger.pkl")
-    report_url = storage.join(artifact_dir, "pii_tagger_report.json")
-    storage.write_bytes(model_url, tagger.to_bytes())
-    storage.write_json(report_url, report)
-    return {TAGGER_ARTIFACT: model_url, REPORT_ARTIFACT: report_url}
 
 
 class PiiStage:
@@ -71,13 +34,9 @@ class PiiStage:
     name = "pii"
     schema = contract.PII
 
-    def __init__(self, cfg: PiiConfig, artifacts: dict[str, str]) -> None:
+    def __init__(self, cfg: PiiConfig) -> None:
         self.cfg = cfg
-        self.tagger: NameAddressTagger | None = None
-        if cfg.uses_classifier():
-            if TAGGER_ARTIFACT not in artifacts:
-                raise ValueError("the PII config uses the name/address tagger but no model was given: run fit_pii")
-            self.tagger = NameAddressTagger.from_bytes(storage.read_bytes(artifacts[TAGGER_ARTIFACT]))
+        self.tagger: NameAddressTagger | None = load_tagger(cfg.classifier_model) if cfg.uses_classifier() else None
 
     def detect(self, texts: list[str], is_code: list[bool], langs: list[str]) -> list[list[Span]]:
         """Non-overlapping PII spans per document: patterns everywhere, the tagger where its kinds are wanted

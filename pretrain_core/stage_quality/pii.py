@@ -2,10 +2,10 @@
 
 The set (data/labelled/pii, built by scripts/build_labelled_pii.py) is real sentences and code with PII values put
 in and labelled as character spans, and decoys (ISBNs, dates, versions, hashes, ...) that must not be flagged. Ours
-is the PII stage itself: `fit_pii` with the pipeline's default config trains the name/address tagger, and
-`PiiStage.detect` finds the spans, code items as code documents (only the kinds `code_types` names).
+is the PII stage itself with the pipeline's default config and the tagger the package ships: `PiiStage.detect`
+finds the spans, code items as code documents (only the kinds `code_types` names).
 
-Matching is by overlap, as in `pretrain_core.pii.evaluation`: a predicted span is correct when it overlaps a gold
+Matching is by overlap, as in `pretrain_eval.pii_tagger.evaluation`: a predicted span is correct when it overlaps a gold
 span of its type, and a gold span is found when a predicted span of its type overlaps it. Redaction is what
 matters, and a name found without its title still hides the person. A predicted span of the wrong type counts
 against both types. A decoy counts as a false positive when any predicted span overlaps it.
@@ -20,7 +20,6 @@ from __future__ import annotations
 import gzip
 import json
 import re
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -29,7 +28,7 @@ from pretrain_core import storage
 from pretrain_core.config import load_config
 from pretrain_core.pii.config import CLASSIFIER_TYPES, PII_TYPES, PiiConfig
 from pretrain_core.pii.spans import Span
-from pretrain_core.pii.stage import PiiStage, fit_pii
+from pretrain_core.pii.stage import PiiStage
 from pretrain_core.stage_quality.figures import OURS, Bar, Figure, f_beta, precision_recall
 
 STAGE = "pii"
@@ -47,9 +46,6 @@ NAIVE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("phone", re.compile(r"\+?\d[\d \-().]{7,}\d")),  # any long digit run with separators
     ("card", re.compile(r"\b(?:\d[ -]?){13,19}\b")),  # 13-19 digits
 )
-# With a limit, the tagger is fitted on a smaller budget so the slice runs in seconds; the full set uses the
-# pipeline's own settings.
-SLICE_FIT = {"classifier_sentences_per_source": 600, "classifier_examples_per_language": 800}
 
 
 @dataclass(frozen=True)
@@ -97,9 +93,8 @@ def default_pii_config() -> PiiConfig:
 
 
 def detect_ours(items: Sequence[LabelledItem], cfg: PiiConfig) -> list[list[Span]]:
-    """The stage's spans for every item: the tagger fitted as the pipeline fits it, then `PiiStage.detect`."""
-    with tempfile.TemporaryDirectory(prefix="pii-quality-") as artifact_dir:
-        stage = PiiStage(cfg, fit_pii(cfg, artifact_dir))
+    """The stage's spans for every item, as `PiiStage.detect` finds them."""
+    stage = PiiStage(cfg)
     return stage.detect([i.text for i in items], [i.is_code for i in items], [i.lang for i in items])
 
 
@@ -184,12 +179,9 @@ def figures(scores: Scores, system: str) -> list[Figure]:
 
 
 def evaluate(set_dir: str, limit: int | None = None) -> list[Figure]:
-    """Ours and the baseline on the labelled set (or a `limit`-item slice, with a smaller tagger fit)."""
+    """Ours and the baseline on the labelled set (or a `limit`-item slice)."""
     items = load_items(set_dir, limit)
-    cfg = default_pii_config()
-    if limit is not None:
-        cfg = cfg.model_copy(update=SLICE_FIT)
-    ours = score(items, detect_ours(items, cfg))
+    ours = score(items, detect_ours(items, default_pii_config()))
     naive = score(items, [detect_naive(i.text) for i in items])
     return figures(ours, OURS) + figures(naive, BASELINE)
 

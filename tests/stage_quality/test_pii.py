@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from pretrain_core.pii.training_data import _FRAMES
 from pretrain_core.stage_quality.figures import OURS, Figure
 from pretrain_core.stage_quality.pii import (
     BASELINE,
@@ -20,6 +19,7 @@ from pretrain_core.stage_quality.pii import (
     load_items,
     score,
 )
+from pretrain_eval.pii_tagger.training_data import _FRAMES
 
 SET_DIR = str(Path(__file__).resolve().parents[2] / "data" / "labelled" / "pii")
 BUILDER = Path(__file__).resolve().parents[2] / "scripts" / "build_labelled_pii.py"

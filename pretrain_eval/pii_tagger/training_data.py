@@ -23,9 +23,10 @@ from dataclasses import dataclass
 
 from faker import Faker
 
-from pretrain_core.pii.name_lists import LIST_LOCALES, chinese_surnames, faker_names, japanese_names
+from pretrain_core.pii.name_lists import chinese_surnames, japanese_names
 from pretrain_core.pii.spans import Span
-from pretrain_core.pii.text_sources import LANGUAGES
+from pretrain_eval.pii_tagger.names import LIST_LOCALES, faker_names
+from pretrain_eval.pii_tagger.text_sources import LANGUAGES
 
 # Faker locales whose addresses the examples use.
 _ADDRESS_LOCALES = {"en": ("en_US", "en_GB"), "de": ("de_DE",), "fr": ("fr_FR",), "zh": ("zh_CN",), "ja": ("ja_JP",)}

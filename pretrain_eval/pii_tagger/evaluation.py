@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from pretrain_core.pii.classifier import NameAddressTagger
 from pretrain_core.pii.spans import Span
-from pretrain_core.pii.training_data import Example
+from pretrain_eval.pii_tagger.training_data import Example
 
 
 def evaluate(tagger: NameAddressTagger, examples: Sequence[Example], threshold: float) -> dict[str, dict[str, float]]:

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from pretrain_core.pii.classifier import NameAddressTagger
-from pretrain_core.pii.evaluation import evaluate
 from pretrain_core.pii.spans import Span
-from pretrain_core.pii.training_data import Example
+from pretrain_eval.pii_tagger.evaluation import evaluate
+from pretrain_eval.pii_tagger.training_data import Example
 
 
 def test_found_and_missed_names(tagger: NameAddressTagger) -> None:

@@ -4,7 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pretrain_core.pii.text_sources import load_sentences, read_text, sentence_language, sentences_of, troff_to_text
+from pretrain_eval.pii_tagger.text_sources import (
+    load_sentences,
+    read_text,
+    sentence_language,
+    sentences_of,
+    troff_to_text,
+)
 
 
 def test_troff_markup_is_removed_and_accents_resolved() -> None:
@@ -36,6 +42,6 @@ def test_sentence_language_by_script_and_stop_words() -> None:
 
 
 def test_load_sentences_caps_each_source_and_is_sorted() -> None:
-    found = load_sentences([str(Path(__file__).resolve().parents[2] / "data/reference/licences/*")], per_pattern=50)
+    found = load_sentences([str(Path(__file__).resolve().parents[3] / "data/reference/licences/*")], per_pattern=50)
     assert 50 <= len(found["en"]) < 200
     assert found["en"] == sorted(found["en"])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from pretrain_core.pii.text_sources import load_sentences
-from pretrain_core.pii.training_data import Example, _Lexicon, build_examples
+from pretrain_eval.pii_tagger.text_sources import load_sentences
+from pretrain_eval.pii_tagger.training_data import Example, _Lexicon, build_examples
 
 SOURCES = [
     "/usr/share/common-licenses/*",
