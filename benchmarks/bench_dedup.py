@@ -87,13 +87,15 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--max-docs", type=int, default=1000, help="documents before reworded copies (0 = all)")
     parser.add_argument("--chunk-chars", type=int, default=3000, help="prose document size (0 = whole documents)")
-    parser.add_argument("--local", action="store_true", help="use this machine's text even if the demo corpus exists")
+    parser.add_argument(
+        "--reference", action="store_true", help="time the repo's reference text (data/reference), not the demo corpus"
+    )
     parser.add_argument("--num-perm", type=int, default=128, help="MinHash permutations")
     parser.add_argument("--repeat", type=int, default=1, help="runs per implementation; the best is reported")
     args = parser.parse_args()
 
     cfg = DedupConfig(num_perm=args.num_perm)
-    found, origin = load_documents(args.local)
+    found, origin = load_documents(args.reference)
     docs = with_near_duplicates(spread(pages(found, args.chunk_chars), args.max_docs))
     texts = [doc.text for doc in docs]
     size = megabytes(texts)

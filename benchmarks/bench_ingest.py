@@ -38,12 +38,13 @@ from warcio.warcwriter import WARCWriter
 from pretrain_core.ingest.config import IngestConfig, SourceConfig
 from pretrain_core.ingest.stage import ingest_files
 
+LICENCES = Path(__file__).resolve().parent.parent / "data" / "reference" / "licences"
 MODULES = ("json", "textwrap", "string", "argparse", "csv", "difflib", "heapq", "shlex", "fractions", "calendar")
 
 
 def real_paragraphs() -> list[str]:
-    """Prose paragraphs: Debian's license texts and the Python language reference topics."""
-    texts = [p.read_text(encoding="utf-8") for p in sorted(Path("/usr/share/common-licenses").glob("*")) if p.is_file()]
+    """Prose paragraphs: the licence texts the repo ships and the Python language reference topics."""
+    texts = [p.read_text(encoding="utf-8") for p in sorted(LICENCES.glob("*")) if p.is_file()]
     texts += list(pydoc_data.topics.topics.values())
     return [p.strip() for t in texts for p in t.split("\n\n") if len(p.strip()) > 40]
 

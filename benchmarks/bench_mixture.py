@@ -55,10 +55,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--plan-docs", type=int, default=300_000, help="documents in the large planning run")
     parser.add_argument("--vocab-size", type=int, default=8000, help="tokenizer vocabulary (trained, not timed)")
-    parser.add_argument("--local", action="store_true", help="use this machine's text even if the demo corpus exists")
+    parser.add_argument(
+        "--reference", action="store_true", help="time the repo's reference text (data/reference), not the demo corpus"
+    )
     args = parser.parse_args()
 
-    docs, origin = load_documents(args.local)
+    docs, origin = load_documents(args.reference)
     texts = [doc.text for doc in docs]
     cfg = MixtureConfig()
     with tempfile.TemporaryDirectory() as workdir:

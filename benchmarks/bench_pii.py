@@ -50,12 +50,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--max-docs", type=int, default=2000, help="documents to time (0 = all found)")
     parser.add_argument("--chunk-chars", type=int, default=3000, help="prose document size (0 = whole documents)")
-    parser.add_argument("--local", action="store_true", help="use this machine's text even if the demo corpus exists")
+    parser.add_argument(
+        "--reference", action="store_true", help="time the repo's reference text (data/reference), not the demo corpus"
+    )
     parser.add_argument("--repeat", type=int, default=1, help="runs per implementation; the best is reported")
     parser.add_argument("--model", help="a tagger model (safetensors) instead of the shipped one")
     args = parser.parse_args()
 
-    found, origin = load_documents(args.local)
+    found, origin = load_documents(args.reference)
     docs = spread(pages(found, args.chunk_chars), args.max_docs)
     langs = ["und" if d.domain == "code" else sentence_language(d.text[:2000]) or "und" for d in docs]
     table = stage_table(docs, schema.DEDUP, lang=langs)

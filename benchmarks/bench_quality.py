@@ -86,12 +86,14 @@ def main() -> None:
     parser.add_argument("--max-docs", type=int, default=1500, help="documents loaded (half train, half scored)")
     parser.add_argument("--baseline-docs", type=int, default=60, help="scored documents the slow baseline sees")
     parser.add_argument("--order", type=int, default=QualityConfig().order, help="n-gram order")
-    parser.add_argument("--local", action="store_true", help="use this machine's text even if the demo corpus exists")
+    parser.add_argument(
+        "--reference", action="store_true", help="time the repo's reference text (data/reference), not the demo corpus"
+    )
     parser.add_argument("--vocab-size", type=int, default=QualityConfig().vocab_size, help="SentencePiece vocab")
     parser.add_argument("--repeat", type=int, default=3, help="timed runs of each implementation (best is kept)")
     args = parser.parse_args()
 
-    found, origin = load_documents(args.local)
+    found, origin = load_documents(args.reference)
     texts = spread([doc.text for doc in found if doc.domain != "code"], args.max_docs)
     reference, scored = texts[0::2], texts[1::2]
     cfg = QualityConfig(order=args.order, vocab_size=args.vocab_size)

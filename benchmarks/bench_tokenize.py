@@ -36,9 +36,9 @@ from pretrain_core.tokenize.stage import TokenizeStage
 from pretrain_core.tokenize.train import fit_tokenizer
 
 
-def quality_table(max_docs: int, local: bool) -> tuple[pa.Table, str]:
+def quality_table(max_docs: int, reference: bool) -> tuple[pa.Table, str]:
     """Up to ``max_docs`` documents as the quality stage hands them on, and where they came from."""
-    docs, origin = load_documents(local)
+    docs, origin = load_documents(reference)
     return stage_table(spread(docs, max_docs), schema.QUALITY), origin
 
 
@@ -77,11 +77,13 @@ def main() -> None:
     parser.add_argument("--max-docs", type=int, default=2000, help="documents to time (0 = all found)")
     parser.add_argument("--vocab-size", type=int, default=8000, help="tokenizer vocabulary (trained, not timed)")
     parser.add_argument("--seq-len", type=int, default=512, help="packed sequence length")
-    parser.add_argument("--local", action="store_true", help="use this machine's text even if the demo corpus exists")
+    parser.add_argument(
+        "--reference", action="store_true", help="time the repo's reference text (data/reference), not the demo corpus"
+    )
     parser.add_argument("--repeat", type=int, default=1, help="runs per implementation; the best is reported")
     args = parser.parse_args()
 
-    table, origin = quality_table(args.max_docs, args.local)
+    table, origin = quality_table(args.max_docs, args.reference)
     print(f"documents: {origin}; {table.num_rows} sampled, one core")
     with tempfile.TemporaryDirectory() as workdir:
         shard = f"{workdir}/part-00000.parquet"

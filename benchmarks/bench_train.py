@@ -67,9 +67,9 @@ def parameters(model: nn.Module) -> int:
     return sum(p.numel() for p in model.parameters())
 
 
-def text_per_token(vocab_size: int, local: bool) -> tuple[float, float, str]:
+def text_per_token(vocab_size: int, reference: bool) -> tuple[float, float, str]:
     """(tokens per document, UTF-8 bytes per token) of the corpus under a tokenizer trained on it; its origin."""
-    docs, origin = load_documents(local)
+    docs, origin = load_documents(reference)
     texts = [doc.text for doc in docs]
     with tempfile.TemporaryDirectory() as workdir:
         shard = f"{workdir}/part-00000.parquet"
@@ -102,7 +102,7 @@ def main() -> None:
     parser.add_argument("--batch-size", type=int, default=16, help="Sequences per step.")
     parser.add_argument("--steps", type=int, default=10, help="Timed steps per model.")
     parser.add_argument("--warmup", type=int, default=2, help="Untimed steps first (allocator, caches).")
-    parser.add_argument("--local", action="store_true", help="Measure text per token on this machine's text.")
+    parser.add_argument("--reference", action="store_true", help="measure text per token on the repo's reference text")
     parser.add_argument("--threads", type=int, default=1, help="torch intra-op threads.")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
@@ -116,7 +116,7 @@ def main() -> None:
           f"seq_len {args.seq_len}, batch {args.batch_size}, {args.threads} thread(s)")  # fmt: skip
     print(f"parameters: ours {ours.num_params() / 1e6:.2f}M, baseline {parameters(baseline) / 1e6:.2f}M")
     tokens = args.steps * args.batch_size * args.seq_len
-    per_doc, per_token, origin = text_per_token(args.vocab_size, args.local)
+    per_doc, per_token, origin = text_per_token(args.vocab_size, args.reference)
     print(f"text: {origin}; {per_doc:.0f} tokens per document, {per_token:.2f} bytes per token")
     rates = [
         Rate(name, training_seconds(model, batch, args.steps, args.warmup), tokens / per_doc, tokens * per_token / 1e6)

@@ -1,8 +1,9 @@
 """The documents every stage benchmark times, loaded, cut and sampled one way so that figures compare across stages.
 
 The demo corpus is read by the pipeline's own ingestion (data/demo/sources.yaml), so a benchmark sees the text the
-stage sees in a real run. Without the corpus (or with ``local=True``) the documents are real text installed on this
-machine instead: OS licences, CPython's CJK test texts, manual pages in several languages and stdlib modules.
+stage sees in a real run. With ``reference=True`` the documents are the other real text the repo ships instead
+(data/reference: licences, CPython's CJK test texts, Vim tutors, coreutils manual pages) and stdlib modules; never
+the text installed on the machine, so figures compare across machines.
 """
 
 from __future__ import annotations
@@ -23,8 +24,7 @@ from pretrain_eval.pii_tagger.text_sources import read_text
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEMO = REPO_ROOT / "data" / "demo"
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
-MAN_LANGUAGES = ("", "de", "fr", "es", "ru", "ja", "zh_CN")  # "" is English
-MAN_PAGES_PER_LANGUAGE = 40
+REFERENCE = REPO_ROOT / "data" / "reference"
 
 T = TypeVar("T")
 
@@ -51,33 +51,29 @@ def demo_documents() -> list[Document]:
     return docs
 
 
-def local_documents() -> list[Document]:
-    """Real text installed on this machine, whole files (troff markup of manual pages removed)."""
-    docs = [
-        Document(path.read_text(encoding="utf-8", errors="replace"), "general", None)
-        for path in [
-            *sorted(Path("/usr/share/common-licenses").glob("*")),
-            *sorted(STDLIB.glob("test/cjkencodings/*-utf8.txt")),
-        ]
-        if path.is_file()
-    ]
-    for lang in MAN_LANGUAGES:
-        for page in sorted((Path("/usr/share/man") / lang / "man1").glob("*.gz"))[:MAN_PAGES_PER_LANGUAGE]:
-            text = read_text(str(page))
-            if text:
-                docs.append(Document(text, "specialist", None))
+def reference_documents() -> list[Document]:
+    """The repo's reference text (data/reference), whole files (troff markup of manual pages removed)."""
+    general = [*sorted((REFERENCE / "licences").glob("*")), *sorted((REFERENCE / "cjkencodings").glob("*"))]
+    general += sorted((REFERENCE / "vim-tutor").glob("*"))
+    docs = [Document(p.read_text(encoding="utf-8", errors="replace"), "general", None) for p in general if p.is_file()]
+    for page in sorted((REFERENCE / "coreutils-man1").glob("*.gz")):
+        text = read_text(str(page))
+        if text:
+            docs.append(Document(text, "specialist", None))
     docs += [
         Document(p.read_text(encoding="utf-8", errors="replace"), "code", "python") for p in sorted(STDLIB.glob("*.py"))
     ]
     return docs
 
 
-def load_documents(local: bool = False) -> tuple[list[Document], str]:
-    """The demo corpus unless ``local`` or absent, else this machine's text; with a phrase naming the origin."""
-    docs = [] if local else demo_documents()
-    if docs:
-        return docs, f"demo corpus ({DEMO.relative_to(REPO_ROOT)}, read by ingest)"
-    return local_documents(), "text installed on this machine (licences, CJK texts, man pages, stdlib)"
+def load_documents(reference: bool = False) -> tuple[list[Document], str]:
+    """The demo corpus, or with ``reference`` the repo's reference text; with a phrase naming the origin."""
+    if reference:
+        return reference_documents(), "reference text (data/reference: licences, CJK texts, tutors, man pages; stdlib)"
+    docs = demo_documents()
+    if not docs:
+        raise FileNotFoundError(f"no demo corpus under {DEMO}")
+    return docs, f"demo corpus ({DEMO.relative_to(REPO_ROOT)}, read by ingest)"
 
 
 def chunks(text: str, size: int) -> Iterator[str]:

@@ -10,15 +10,16 @@ from pathlib import Path
 import pytest
 
 from pretrain_core.pii.classifier import NameAddressTagger, load_tagger
+from tests.shipped_text import LICENCES, REPO_ROOT
+
+# Fail any test that reads the host's documentation or other packages' data instead of what the repo ships.
+pytest_plugins = ["tests.hermetic_guard"]
 
 # Prefect reads its settings at import: isolate it before any test module imports it.
 os.environ.setdefault("PREFECT_HOME", tempfile.mkdtemp(prefix="pretrain-prefect-"))
 os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
 os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-
-REPO_ROOT = Path(__file__).resolve().parent.parent
-LICENCES = REPO_ROOT / "data" / "reference" / "licences"  # Debian's common-licenses, shipped in the repo
 
 
 @pytest.fixture(scope="session")

@@ -63,14 +63,16 @@ def training_chunks(texts: Iterable[str], max_chars: int, max_chunk_chars: int) 
             for piece in _cut(line, max_chunk_chars):
                 if len(chunk) + len(piece) > max_chunk_chars:
                     if chunk.strip():
-                        yield chunk[:budget]
+                        if chunk[:budget].strip():  # the budget's last cut may leave only blanks
+                            yield chunk[:budget]
                         budget -= len(chunk)
                         if budget <= 0:
                             return
                     chunk = ""
                 chunk += piece
         if chunk.strip():
-            yield chunk[:budget]
+            if chunk[:budget].strip():
+                yield chunk[:budget]
             budget -= len(chunk)
             if budget <= 0:
                 return

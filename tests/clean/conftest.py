@@ -9,10 +9,8 @@ from pathlib import Path
 
 import pytest
 
-DATA = Path(__file__).resolve().parents[2] / "data"
-LICENCES = DATA / "reference" / "licences"
-CJK_TEXTS = DATA / "reference" / "cjkencodings"
-MAN_PAGES = DATA / "demo" / "text" / "manpages"
+from tests.shipped_text import CJK_TEXTS, LICENCES
+from tests.shipped_text import MANUAL_PAGES as MAN_PAGES
 
 # Article 1 of the Universal Declaration of Human Rights in the official translations published by the UN
 # OHCHR (https://www.ohchr.org/en/human-rights/universal-declaration/translations), free to reproduce.

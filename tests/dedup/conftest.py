@@ -11,10 +11,7 @@ import pyarrow as pa
 import pytest
 
 from pretrain_core import schema, storage
-
-LICENCES = Path("/usr/share/common-licenses")
-MAN1 = Path("/usr/share/man/man1")
-TUTOR = Path("/usr/share/vim/vim90/tutor")
+from tests.shipped_text import COREUTILS_MAN1, LICENCES, vim_tutor
 
 Doc = tuple[str, str, str]  # id, text, domain
 
@@ -24,26 +21,23 @@ def licence() -> Callable[[str], str]:
     def read(name: str) -> str:
         return (LICENCES / name).read_text(encoding="utf-8")
 
-    assert (LICENCES / "GPL-2").is_file(), "expected Debian's licence texts"
     return read
 
 
 @pytest.fixture(scope="session")
 def man_page() -> Callable[[str], str]:
     def read(name: str) -> str:
-        with gzip.open(MAN1 / f"{name}.1.gz", "rt", encoding="utf-8") as handle:
+        with gzip.open(COREUTILS_MAN1 / f"{name}.1.gz", "rt", encoding="utf-8") as handle:
             return handle.read()
 
-    assert (MAN1 / "md5sum.1.gz").is_file(), "expected coreutils man pages"
     return read
 
 
 @pytest.fixture(scope="session")
 def tutor() -> Callable[[str], str]:
     def read(language: str) -> str:
-        return (TUTOR / f"tutor.{language}.utf-8").read_text(encoding="utf-8")
+        return vim_tutor(language).read_text(encoding="utf-8")
 
-    assert (TUTOR / "tutor.zh_cn.utf-8").is_file(), "expected vim's translated tutors"
     return read
 
 

@@ -1,11 +1,10 @@
 """Real text for the mixture tests, sized so domains differ a lot (as they do in a real corpus): many code
-documents from Python's standard library, fewer licence texts (specialist), package READMEs and Chinese
+documents from Python's standard library, fewer licence texts (specialist), manual pages and Chinese
 reference texts (general). Written as QUALITY-schema shards; a small tokenizer is trained on them and splits are
 assigned to them, as the pipeline does before the mixture."""
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import sysconfig
 from pathlib import Path
@@ -18,15 +17,16 @@ from pretrain_core.tokenize.config import PackConfig, TokenizerConfig
 from pretrain_core.tokenize.splits import fit_splits
 from pretrain_core.tokenize.train import fit_tokenizer
 from tests.quality_tables import quality_table
+from tests.shipped_text import LICENCES, manual_pages
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 SOURCES = {
     "code": sorted((STDLIB / "email").glob("*.py")) + sorted((STDLIB / "json").glob("*.py")),
-    "specialist": [STDLIB / "LICENSE.txt", *map(Path, sorted(glob.glob("/usr/share/common-licenses/*")))],
+    "specialist": [STDLIB / "LICENSE.txt", *sorted(LICENCES.glob("*"))],
     "general": [
         Path(faker.__file__).parent / "providers/lorem/zh_CN/__init__.py",
         STDLIB / "test/cjkencodings/gb2312-utf8.txt",
-        *[Path(p) for p in sorted(glob.glob("/usr/share/doc/*/README*")) if not p.endswith(".gz")][:40],
+        *manual_pages("en", 40),
     ],
 }
 

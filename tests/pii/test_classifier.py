@@ -4,11 +4,11 @@ and a model file that loads to the same predictions."""
 from __future__ import annotations
 
 import pickle
-from pathlib import Path
 
 import pytest
 
 from pretrain_core.pii.classifier import NameAddressTagger
+from tests.shipped_text import LICENCES
 
 THRESHOLD = 0.8
 NAMES = [
@@ -25,8 +25,6 @@ ADDRESSES = [
     ("我们的办公室已搬到北京市海淀区中关村大街27号。", "北京市海淀区"),
     ("事務所は東京都千代田区丸の内1丁目9番1号に移転しました。", "東京都千代田区"),
 ]
-
-LICENCES = Path(__file__).resolve().parents[2] / "data" / "reference" / "licences"
 
 
 def spans_of(tagger: NameAddressTagger, text: str) -> list[tuple[str, str]]:

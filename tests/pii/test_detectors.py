@@ -9,6 +9,7 @@ import pytest
 
 from pretrain_core.pii.config import PII_TYPES
 from pretrain_core.pii.detectors import find_ips, find_structured
+from tests.shipped_text import LICENCES
 
 STRUCTURED = [t for t in PII_TYPES if t not in ("person", "address")]
 JWT = (
@@ -19,8 +20,6 @@ PEM = (
     "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n"
     "KUpRKfFLfRYC9AIKjbJTWit+CqvjWYzvQwECAwEAAQJAIJLixBy2qpFoS4DSmoEm\n-----END RSA PRIVATE KEY-----"
 )
-
-LICENCES = Path(__file__).resolve().parents[2] / "data" / "reference" / "licences"
 
 
 def found(text: str, keep_private_ips: bool = True) -> list[tuple[str, str]]:

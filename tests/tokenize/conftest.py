@@ -1,9 +1,8 @@
 """Real text for the tokenizer and packing tests: Python's own sources (code), licence texts (specialist),
-package documentation and Chinese reference texts (general), written as QUALITY-schema shards."""
+manual pages and Chinese reference texts (general), written as QUALITY-schema shards."""
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import sysconfig
 from collections.abc import Callable
@@ -16,6 +15,7 @@ from pretrain_core import storage
 from pretrain_core.tokenize.config import TokenizerConfig
 from pretrain_core.tokenize.train import fit_tokenizer
 from tests.quality_tables import quality_table
+from tests.shipped_text import LICENCES, manual_pages
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 
@@ -23,11 +23,10 @@ CODE_FILES = [STDLIB / name for name in ("textwrap.py", "json/decoder.py", "json
 CODE_FILES += [STDLIB / "ctypes/macholib/fetch_macholib.bat"]  # CRLF line ends
 CODE_FILES += [Path(sysconfig.get_makefile_filename())]  # tab-indented recipes
 SPECIALIST_FILES = [STDLIB / "LICENSE.txt"]
-SPECIALIST_FILES += [Path(p) for p in ("/usr/share/common-licenses/Apache-2.0", "/usr/share/common-licenses/MPL-2.0")]
+SPECIALIST_FILES += [LICENCES / "Apache-2.0", LICENCES / "MPL-2.0"]
 GENERAL_FILES = [STDLIB / "test/cjkencodings" / name for name in ("gb2312-utf8.txt", "big5-utf8.txt")]
 GENERAL_FILES += [Path(faker.__file__).parent / "providers/lorem/zh_CN/__init__.py"]  # always installed
-GENERAL_FILES += [Path("/usr/share/gnupg/help.zh_CN.txt"), Path("/usr/lib/systemd/catalog/systemd.zh_CN.catalog")]
-GENERAL_FILES += [Path(p) for p in sorted(glob.glob("/usr/share/doc/*/README*")) if not p.endswith(".gz")][:20]
+GENERAL_FILES += manual_pages("zh_CN", 2) + manual_pages("en", 20)
 
 
 def read_documents(paths: list[Path], domain: str, chunk_chars: int = 1500, per_file: int = 30) -> list[dict[str, str]]:

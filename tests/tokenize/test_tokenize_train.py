@@ -63,7 +63,7 @@ def test_training_chunks_are_whole_lines_within_bounds_and_budget(documents: lis
     texts = [d["text"] for d in documents]
     chunks = list(training_chunks(texts, max_chars=30_000, max_chunk_chars=256))
     assert chunks and all(0 < len(c) <= 256 and c.strip() for c in chunks)
-    assert sum(map(len, chunks)) == 30_000
+    assert 30_000 - 256 < sum(map(len, chunks)) <= 30_000  # the budget's last cut is dropped when only blanks
     assert sum("\n" in c[:-1] for c in chunks) > len(chunks) // 2  # most chunks hold several lines
     every = "".join(training_chunks(texts[:1], max_chars=10**9, max_chunk_chars=64))
     assert every.split() == texts[0].split()  # cuts lose no word, only runs of blank lines between chunks

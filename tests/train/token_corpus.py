@@ -14,9 +14,9 @@ import pyarrow as pa
 import sentencepiece as spm
 
 from pretrain_core import schema, storage
+from tests.shipped_text import LICENCES
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
-LICENCES = Path("/usr/share/common-licenses")
 SOURCES = {
     "general": [LICENCES / n for n in ("Apache-2.0", "MPL-2.0", "Artistic", "CC0-1.0")]
     + [STDLIB / "test/cjkencodings/gb2312-utf8.txt"],

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pretrain_eval.pii_tagger.text_sources import (
     load_sentences,
     read_text,
@@ -11,6 +9,7 @@ from pretrain_eval.pii_tagger.text_sources import (
     sentences_of,
     troff_to_text,
 )
+from tests.shipped_text import COREUTILS_MAN1, LICENCES, manual_pages
 
 
 def test_troff_markup_is_removed_and_accents_resolved() -> None:
@@ -23,10 +22,14 @@ def test_troff_markup_is_removed_and_accents_resolved() -> None:
     assert "\\f" not in text and ".TH" not in text
 
 
+def test_real_manual_page_source_loses_its_markup() -> None:
+    text = read_text(str(COREUTILS_MAN1 / "md5sum.1.gz"))
+    assert text is not None and "Print or check MD5" in text
+    assert ".TH" not in text and "\\f" not in text
+
+
 def test_real_german_manual_page_gives_german_sentences() -> None:
-    pages = sorted(Path("/usr/share/man/de/man1").glob("*.gz"))
-    assert pages, "expected German manual pages under /usr/share/man/de"
-    text = read_text(str(pages[0]))
+    text = read_text(str(manual_pages("de", 1)[0]))
     assert text is not None
     langs = [sentence_language(s) for s in sentences_of(text)]
     assert "de" in langs
@@ -42,6 +45,6 @@ def test_sentence_language_by_script_and_stop_words() -> None:
 
 
 def test_load_sentences_caps_each_source_and_is_sorted() -> None:
-    found = load_sentences([str(Path(__file__).resolve().parents[3] / "data/reference/licences/*")], per_pattern=50)
+    found = load_sentences([str(LICENCES / "*")], per_pattern=50)
     assert 50 <= len(found["en"]) < 200
     assert found["en"] == sorted(found["en"])

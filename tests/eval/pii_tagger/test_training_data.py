@@ -6,14 +6,9 @@ import pytest
 
 from pretrain_eval.pii_tagger.text_sources import load_sentences
 from pretrain_eval.pii_tagger.training_data import Example, _Lexicon, build_examples
+from tests.shipped_text import LICENCES, MANUAL_PAGES
 
-SOURCES = [
-    "/usr/share/common-licenses/*",
-    "/usr/share/man/de/man1/*.gz",
-    "/usr/share/man/fr/man1/*.gz",
-    "/usr/share/man/zh_CN/man1/*.gz",
-    "/usr/share/man/ja/man1/*.gz",
-]
+SOURCES = [str(LICENCES / "*")] + [str(MANUAL_PAGES / lang / "**" / "*.txt") for lang in ("de", "fr", "zh_CN", "ja")]
 
 
 @pytest.fixture(scope="module")
