@@ -1,10 +1,10 @@
 """Ingestion throughput, single-threaded: JSONL.gz reading and WARC HTML extraction, ours against a baseline.
 
 JSONL.gz: our stage path (`ingest_files`: streaming read, ids, limits, Arrow tables) against
-`pandas.read_json(lines=True)` on the same file. WARC: our stage path against a bare loop of
-warcio + `trafilatura.extract`, which shows what our bookkeeping costs on top of extraction itself.
-Inputs come from the demo corpus when present (data/demo; --synthetic ignores it), else from real text here
-(Debian license texts, Python's reference documentation and stdlib modules rendered by pydoc).
+`pandas.read_json(lines=True)` on the same file. WARC: our stage path against a bare loop of warcio +
+`trafilatura.extract`, which shows what our bookkeeping costs on top of extraction itself. Inputs come from the demo
+corpus when present (pretrain_core/data/demo; --synthetic ignores it), else from real text here (Debian license texts,
+Python's reference documentation and stdlib modules rendered by pydoc).
 
     python benchmarks/bench_ingest.py --docs 20000 --pages 300
 """

@@ -1,9 +1,9 @@
 """The documents every stage benchmark times, loaded, cut and sampled one way so that figures compare across stages.
 
-The demo corpus is read by the pipeline's own ingestion (data/demo/sources.yaml), so a benchmark sees the text the
-stage sees in a real run. With ``reference=True`` the documents are the other real text the repo ships instead
-(data/reference: licences, CPython's CJK test texts, Vim tutors, coreutils manual pages) and stdlib modules; never
-the text installed on the machine, so figures compare across machines.
+The demo corpus is read by the pipeline's own ingestion (pretrain_core/data/demo/sources.yaml), so a benchmark sees the
+text the stage sees in a real run. With ``reference=True`` the documents are the other real text the repo ships instead
+(data/reference: licences, CPython's CJK test texts, Vim tutors, coreutils manual pages) and stdlib modules; never the
+text installed on the machine, so figures compare across machines.
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from pathlib import Path
 from typing import Any, NamedTuple, TypeVar
 
 import pyarrow as pa
-import yaml
 
-from pretrain_core.ingest.config import IngestConfig, SourceConfig
+from pretrain_core.config import load_config
+from pretrain_core.ingest.config import IngestConfig
 from pretrain_core.ingest.listing import list_source_files
 from pretrain_core.ingest.stage import ingest_files
 from pretrain_eval.pii_tagger.text_sources import read_text
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-DEMO = REPO_ROOT / "data" / "demo"
+DEMO = REPO_ROOT / "pretrain_core" / "data" / "demo"
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 REFERENCE = REPO_ROOT / "data" / "reference"
 
@@ -37,10 +37,8 @@ class Document(NamedTuple):
 
 def demo_documents() -> list[Document]:
     """The demo corpus's kept documents, as ingest hands them on; empty when the corpus is absent."""
-    listing = DEMO / "sources.yaml"
     docs: list[Document] = []
-    for entry in yaml.safe_load(listing.read_text(encoding="utf-8")) if listing.is_file() else []:
-        source = SourceConfig.model_validate({**entry, "path": str(REPO_ROOT / entry["path"])})
+    for source in load_config().sources:
         try:
             files = list_source_files(source)
         except FileNotFoundError:

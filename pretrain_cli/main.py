@@ -12,9 +12,8 @@ from typing import Any
 import yaml
 
 from pretrain_core.config import ConfigError, PipelineConfig, load_config
-from pretrain_core.stage_quality.report import LABELLED_ROOT, PARTS
-
-STAGES = ("ingest", "clean", "dedup", "pii", "quality", "mixture", "tokenize")
+from pretrain_core.stages import CORPUS
+from pretrain_eval.stage_quality import PARTS
 
 EPILOG = """\
 examples:
@@ -29,7 +28,7 @@ examples:
 
 def _add_config_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--config", metavar="FILE", help="pipeline YAML (default: the embedded demo config on data/demo)"
+        "--config", metavar="FILE", help="pipeline YAML (default: the embedded demo config on pretrain_core/data/demo)"
     )
     parser.add_argument(
         "--set",
@@ -78,9 +77,11 @@ def build_parser() -> argparse.ArgumentParser:
         "stage",
         help="run one corpus stage by itself on JSONL or Parquet files (no Prefect)",
         description="Run one stage on the given files. Raw JSONL (.gz/.zst) or Parquet with a text column is "
-        "ingested first; outputs, quarantined documents and the manifest go under --output.",
+        "ingested first; outputs, quarantined documents and the manifest go under --output.\n\nstages:\n"
+        + "\n".join(f"  {spec.name:<10} {spec.help}" for spec in CORPUS.stages),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    stage.add_argument("name", choices=STAGES, help="the stage to run")
+    stage.add_argument("name", choices=CORPUS.names, help="the stage to run")
     stage.add_argument("--input", nargs="+", required=True, metavar="URL", help="input files (fsspec URLs)")
     stage.add_argument("--output", required=True, metavar="URL", help="output directory (fsspec URL)")
     stage.add_argument(
@@ -101,7 +102,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument("--stage", dest="parts", action="append", choices=PARTS, help="only this part (repeatable)")
     report.add_argument("--limit", type=int, metavar="N", help="a deterministic slice of N items per set (quick check)")
-    report.add_argument("--sets", default=str(LABELLED_ROOT), metavar="DIR", help="root of the labelled sets")
+    report.add_argument(
+        "--sets", default="data/labelled", metavar="DIR", help="root of the labelled sets (default: data/labelled)"
+    )
     report.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown to FILE")
 
     config = commands.add_parser("config", help="show or validate a pipeline config")
@@ -140,7 +143,14 @@ def _run_stage(args: argparse.Namespace) -> None:
 def _stage_report(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from pretrain_core.stage_quality.report import evaluate_part, misses, render_markdown, render_text
+    if not Path(args.sets).is_dir():
+        raise ConfigError(f"no labelled sets at {args.sets}: run from a checkout of the repo or pass --sets DIR")
+    try:
+        from pretrain_eval.stage_quality.report import evaluate_part, misses, render_markdown, render_text
+    except ModuleNotFoundError as exc:
+        raise ConfigError(
+            f"stage-report needs the eval extra ({exc.name} is missing): pip install 'pretrain[eval]'"
+        ) from None
 
     figures = []
     for part in args.parts or PARTS:

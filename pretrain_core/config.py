@@ -9,6 +9,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -25,8 +27,8 @@ from pretrain_core.quality.config import QualityConfig
 from pretrain_core.tokenize.config import PackConfig, TokenizerConfig
 from pretrain_core.train.config import EvalConfig, TrainConfig
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-DEFAULT_CONFIG = Path(__file__).resolve().parent / "defaults" / "demo.yaml"
+# Package data, installed as files: the demo config names its corpus (pretrain_core/data/demo) relative to itself.
+DEFAULT_CONFIG = Path(str(resources.files("pretrain_core").joinpath("defaults", "demo.yaml")))
 
 
 class ConfigError(ValueError):
@@ -109,12 +111,12 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
     return out
 
 
-def _resolve_source_paths(raw: dict[str, Any], base_dir: Path) -> None:
-    """Relative local source paths are relative to the config file (the embedded default: the repo root)."""
-    for source in raw.get("sources") or []:
+def _resolve_source_paths(sources: Any, base_dir: Path) -> None:
+    """Relative local source paths are relative to the file that lists them (config or sources file)."""
+    for source in sources if isinstance(sources, list) else []:
         path = source.get("path") if isinstance(source, dict) else None
         if isinstance(path, str) and "://" not in path and not Path(path).is_absolute():
-            source["path"] = str(base_dir / path)
+            source["path"] = os.path.normpath(base_dir / path)
 
 
 def format_validation_error(error: ValidationError) -> str:
@@ -142,10 +144,12 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
     if not isinstance(raw, dict):
         raise ConfigError(f"config file {source} must hold a mapping at the top level")
     raw = apply_overrides(raw, overrides or [])
-    base_dir = source.parent if path else REPO_ROOT
+    listed_in = source.parent
     if "sources_file" in raw:
-        raw["sources"] = _read_yaml(base_dir / raw.pop("sources_file"), "sources file")
-    _resolve_source_paths(raw, base_dir)
+        sources_file = source.parent / raw.pop("sources_file")
+        raw["sources"] = _read_yaml(sources_file, "sources file")
+        listed_in = sources_file.parent
+    _resolve_source_paths(raw.get("sources"), listed_in)
     try:
         return PipelineConfig.model_validate(raw)
     except ValidationError as exc:

@@ -15,16 +15,9 @@ from typing import Any
 from pydantic import BaseModel
 
 from pretrain_core import storage
-from pretrain_core.clean.stage import CleanStage
 from pretrain_core.config import PipelineConfig
-from pretrain_core.dedup.stage import DedupStage, fit_dedup
 from pretrain_core.ingest.stage import plan_ingest, run_ingest_shard
 from pretrain_core.manifest import ShardRecord, StageManifest, config_hash
-from pretrain_core.mixture.plan import fit_mixture
-from pretrain_core.mixture.stage import MixtureStage
-from pretrain_core.pii.classifier import model_sha256
-from pretrain_core.pii.stage import PiiStage
-from pretrain_core.quality.stage import QualityStage, fit_quality
 from pretrain_core.stage import (
     ShardJob,
     TableStage,
@@ -34,12 +27,11 @@ from pretrain_core.stage import (
     plan_shards,
     run_shard,
 )
-from pretrain_core.tokenize.splits import SPLIT_SETTINGS, fit_splits
-from pretrain_core.tokenize.stage import TokenizeStage
-from pretrain_core.tokenize.train import TOKENIZER_FILE, fit_tokenizer, tokenizer_sha256
+from pretrain_core.stages import CORPUS, StageRegistry
+from pretrain_core.tokenize.train import TOKENIZER_FILE, tokenizer_sha256
 from pretrain_core.train.config import TrainConfig
 
-CORPUS_STAGES = ("ingest", "clean", "dedup", "pii", "quality", "mixture", "tokenize")
+CORPUS_STAGES = CORPUS.names
 
 
 @dataclass(frozen=True)
@@ -67,9 +59,12 @@ class CorpusPipeline:
         cfg: PipelineConfig,
         roots: dict[str, str] | None = None,
         inputs: dict[str, list[str]] | None = None,
+        registry: StageRegistry = CORPUS,
     ) -> None:
-        """`roots` and `inputs` override where a stage writes and what it reads (for standalone stage runs)."""
+        """`roots` and `inputs` override where a stage writes and what it reads (for standalone stage runs);
+        `registry` is the stage table (the default corpus stages, or one with a stage added)."""
         self.cfg = cfg
+        self.registry = registry
         self._roots = roots or {}
         self._inputs = inputs or {}
         configure_storage(cfg)
@@ -78,28 +73,13 @@ class CorpusPipeline:
         return self._roots.get(name) or storage.join(self.cfg.storage.root, "corpus", name)
 
     def stage_config(self, name: str) -> dict[str, Any]:
-        """The settings a stage's outputs depend on (its own plus those of models it fits)."""
-        c = self.cfg
-        sections: dict[str, dict[str, Any]] = {
-            "ingest": {"sources": [s.model_dump(mode="json") for s in c.sources], "ingest": c.ingest},
-            "clean": {"clean": c.clean},
-            "dedup": {"dedup": c.dedup},
-            "pii": {
-                "pii": c.pii,
-                "tagger_sha256": model_sha256(c.pii.classifier_model) if c.pii.uses_classifier() else None,
-            },
-            "quality": {"quality": c.quality},
-            "tokenizer": {"tokenizer": c.tokenizer},
-            "splits": {"pack": c.pack.model_dump(mode="json", include=set(SPLIT_SETTINGS))},
-            # the plan counts the BOS/EOS the packer adds to every document
-            "mixture": {"mixture": c.mixture, "pack": c.pack.model_dump(mode="json", include={"add_bos", "add_eos"})},
-            "tokenize": {"pack": c.pack},
-        }
-        return {k: v.model_dump(mode="json") if isinstance(v, BaseModel) else v for k, v in sections[name].items()}
+        """The settings a stage's (or shared fit's) outputs depend on, from its module's `settings_of`."""
+        sections = self.registry.entry(name).hooks().settings_of(self.cfg)
+        return {k: v.model_dump(mode="json") if isinstance(v, BaseModel) else v for k, v in sections.items()}
 
     def config_hash(self, name: str) -> str:
         """Each stage's hash chains its upstream's, so changing an early stage invalidates everything after it."""
-        order = ("ingest", "clean", "dedup", "pii", "quality", "tokenizer", "splits", "mixture", "tokenize")
+        order = list(self.registry.hash_order())
         upstream = ""
         for stage in order[: order.index(name) + 1]:
             upstream = config_hash(stage, self.stage_config(stage), upstream)
@@ -108,16 +88,9 @@ class CorpusPipeline:
     def inputs(self, name: str) -> list[str]:
         if name in self._inputs:
             return self._inputs[name]
-        previous = {
-            "clean": "ingest",
-            "dedup": "clean",
-            "pii": "dedup",
-            "quality": "pii",
-            "tokenizer": "quality",
-            "splits": "quality",
-            "mixture": "quality",
-            "tokenize": "mixture",
-        }[name]
+        previous = self.registry.previous(name)
+        if previous is None:
+            raise RuntimeError(f"stage {name!r} reads the configured sources, not shards")
         shards = data_shards(self.root(previous))
         if not shards:
             raise RuntimeError(f"stage {name!r} has no input: run {previous!r} first ({self.root(previous)})")
@@ -129,41 +102,23 @@ class CorpusPipeline:
     # -- fit ---------------------------------------------------------------------------------------------------
 
     def fit(self, name: str) -> dict[str, str]:
-        """Global work a stage needs before its shards run (clusters, models, plans); empty for map-only stages."""
-        fitters: dict[str, Callable[[str], dict[str, str]]] = {
-            "dedup": lambda d: fit_dedup(self.inputs("dedup"), self.cfg.dedup, d),
-            "quality": lambda d: fit_quality(self.inputs("quality"), self.cfg.quality, d),
-            "mixture": lambda d: {**self.fit_tokenizer(), **self.fit_splits(), **self._fit_mixture(d)},
-            "tokenize": lambda d: {**self.fit_tokenizer(), **self.fit_splits()},
-        }
-        if name not in fitters:
+        """Global work a stage needs before its shards run (clusters, models, plans) and the shared fits it uses;
+        empty for map-only stages."""
+        spec = self.registry.stage(name)
+        own = getattr(spec.hooks(), "fit_stage", None)
+        if own is None and not spec.uses:
             return {}
-        return self._cached_fit(name, storage.join(self.root(name), "artifacts"), fitters[name])
 
-    def fit_tokenizer(self) -> dict[str, str]:
-        """The SentencePiece model, trained once on the quality stage's output and shared by mixture and tokenize."""
-        return self._cached_fit(
-            "tokenizer",
-            self.root("tokenizer"),
-            lambda d: fit_tokenizer(self.inputs("tokenizer"), self.cfg.tokenizer, d),
-        )
+        def fit(artifact_dir: str) -> dict[str, str]:
+            shared = {key: url for fit_name in spec.uses for key, url in self.fit_shared(fit_name).items()}
+            return {**shared, **(own(self.inputs(name), self.cfg, shared, artifact_dir) if own else {})}
 
-    def fit_splits(self) -> dict[str, str]:
-        """Train / validation / test per document of the quality stage's output, shared by mixture and tokenize:
-        assigned before the mixture, so its plan can count training documents only."""
-        return self._cached_fit(
-            "splits", self.root("splits"), lambda d: fit_splits(self.inputs("splits"), self.cfg.pack, d)
-        )
+        return self._cached_fit(name, storage.join(self.root(name), "artifacts"), fit)
 
-    def _fit_mixture(self, artifact_dir: str) -> dict[str, str]:
-        return fit_mixture(
-            self.inputs("mixture"),
-            self.cfg.mixture,
-            self.fit_tokenizer()["tokenizer"],
-            self.fit_splits()["splits"],
-            self.cfg.pack.frame_tokens,
-            artifact_dir,
-        )
+    def fit_shared(self, name: str) -> dict[str, str]:
+        """A shared fit (the tokenizer, the splits), done once on its stage's outputs for every stage that uses it."""
+        hooks = self.registry.shared_fit(name).hooks()
+        return self._cached_fit(name, self.root(name), lambda d: hooks.fit_shared(self.inputs(name), self.cfg, d))
 
     def _cached_fit(self, name: str, artifact_dir: str, fit: Callable[[str], dict[str, str]]) -> dict[str, str]:
         """Run `fit` unless `_fit.json` says it already ran under this config hash; the marker is written last."""
@@ -181,30 +136,23 @@ class CorpusPipeline:
 
     def plan(self, name: str) -> StagePlan:
         root, hash_ = self.root(name), self.config_hash(name)
-        if name == "ingest":
+        if self.registry.stage(name).reads_sources:
             jobs = plan_ingest(list(self.cfg.sources), root, hash_, self.cfg.ingest)
         else:
             jobs = plan_shards(name, self.inputs(name), root, hash_)
         return StagePlan(name, root, hash_, tuple(jobs), time.time())
 
     def build(self, name: str, artifacts: dict[str, str]) -> TableStage:
-        c = self.cfg
-        builders: dict[str, Callable[[], TableStage]] = {
-            "clean": lambda: CleanStage(c.clean),
-            "dedup": lambda: DedupStage(c.dedup, artifacts),
-            "pii": lambda: PiiStage(c.pii),
-            "quality": lambda: QualityStage(c.quality, artifacts),
-            "mixture": lambda: MixtureStage(c.mixture, artifacts),
-            "tokenize": lambda: TokenizeStage(c.pack, artifacts),
-        }
-        return builders[name]()
+        stage: TableStage = self.registry.stage(name).hooks().build_stage(self.cfg, artifacts)
+        return stage
 
     def run_job(self, name: str, job: ShardJob, artifacts: dict[str, str]) -> ShardRecord:
-        if name == "ingest":
+        spec = self.registry.stage(name)
+        if spec.reads_sources:
             source_name = job.key.rsplit("-", 1)[0]
             source = next(s for s in self.cfg.sources if s.name == source_name)
             return run_ingest_shard(job, source, self.cfg.ingest)
-        return run_shard(job, self.build(name, artifacts))
+        return run_shard(job, self.build(name, artifacts), expands_rows=spec.expands_rows)
 
     def finalize(self, plan: StagePlan, records: list[ShardRecord], artifacts: dict[str, str]) -> StageManifest:
         return finalize_stage(

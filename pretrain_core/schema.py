@@ -60,16 +60,6 @@ TOKENS = pa.schema(
     ]
 )
 
-STAGE_SCHEMAS: dict[str, pa.Schema] = {
-    "ingest": INGEST,
-    "clean": CLEAN,
-    "dedup": DEDUP,
-    "pii": PII,
-    "quality": QUALITY,
-    "mixture": MIXTURE,
-    "tokens": TOKENS,
-}
-
 
 class SchemaError(ValueError):
     """A table does not match the stage contract."""

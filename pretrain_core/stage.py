@@ -94,12 +94,20 @@ def finished_record(job: ShardJob) -> ShardRecord | None:
 
 
 def commit_shard(
-    job: ShardJob, output: ShardOutput, schema: pa.Schema, docs_in: int, bytes_in: int, started: float
+    job: ShardJob,
+    output: ShardOutput,
+    schema: pa.Schema,
+    docs_in: int,
+    bytes_in: int,
+    started: float,
+    expands_rows: bool = False,
 ) -> ShardRecord:
-    """Validate against the contract, write data and quarantine atomically, then the record last."""
+    """Validate against the contract, write data and quarantine atomically, then the record last. Unless the
+    stage `expands_rows` (ingest finds records in files, the mixture repeats documents, tokenization packs them),
+    every document in must come out kept or dropped."""
     kept = contract.validate(output.kept, schema, f"{job.stage}/{job.key}")
     dropped = contract.validate(output.dropped, contract.dropped_schema(schema), f"{job.stage}/{job.key} dropped")
-    if docs_in != kept.num_rows + dropped.num_rows and job.stage not in _EXPANDING_STAGES:
+    if docs_in != kept.num_rows + dropped.num_rows and not expands_rows:
         raise LostDocumentsError(
             f"{job.stage}/{job.key}: {docs_in} documents in but {kept.num_rows} kept + {dropped.num_rows} dropped"
         )
@@ -125,18 +133,13 @@ def commit_shard(
     return record
 
 
-# Stages whose output count is not in + dropped: ingestion (records found in files), mixture (upsampling)
-# and tokenization (documents packed into sequences).
-_EXPANDING_STAGES = {"ingest", "mixture", "tokenize"}
-
-
 def _text_bytes(table: pa.Table) -> int:
     if "text" not in table.schema.names:
         return int(table.nbytes)
     return sum(len(t.encode("utf-8")) for t in table.column("text").to_pylist())
 
 
-def run_shard(job: ShardJob, stage: TableStage) -> ShardRecord:
+def run_shard(job: ShardJob, stage: TableStage, expands_rows: bool = False) -> ShardRecord:
     """Run one table shard unless it already finished; return its record either way."""
     done = finished_record(job)
     if done is not None:
@@ -144,7 +147,7 @@ def run_shard(job: ShardJob, stage: TableStage) -> ShardRecord:
     started = time.perf_counter()
     table = pa.concat_tables([storage.read_parquet(url) for url in job.inputs])
     output = stage.process(table)
-    return commit_shard(job, output, stage.schema, table.num_rows, _text_bytes(table), started)
+    return commit_shard(job, output, stage.schema, table.num_rows, _text_bytes(table), started, expands_rows)
 
 
 def finished_stage(output_root: str, config_hash: str) -> StageManifest | None:

@@ -18,15 +18,7 @@ from pretrain_core.config import PipelineConfig
 from pretrain_core.ingest.config import SourceConfig
 from pretrain_core.manifest import StageManifest
 from pretrain_core.pipeline import CorpusPipeline
-
-STAGE_INPUT: dict[str, pa.Schema] = {
-    "clean": schema.INGEST,
-    "dedup": schema.CLEAN,
-    "pii": schema.DEDUP,
-    "quality": schema.PII,
-    "mixture": schema.QUALITY,
-    "tokenize": schema.MIXTURE,
-}
+from pretrain_core.stages import CORPUS, StageRegistry
 
 _NEUTRAL: dict[str, Any] = {
     "lang": "und",
@@ -76,10 +68,9 @@ def _source_for(url: str, index: int, domain: str, text_field: str) -> SourceCon
 
 
 def prepare_inputs(
-    cfg: PipelineConfig, stage: str, input_urls: list[str], output: str, domain: str, text_field: str
+    cfg: PipelineConfig, target: pa.Schema, input_urls: list[str], output: str, domain: str, text_field: str
 ) -> list[str]:
-    """Shards that satisfy `stage`'s input contract, ingesting and conforming raw files under `<output>/_input`."""
-    target = STAGE_INPUT[stage]
+    """Shards that satisfy the `target` input contract, ingesting and conforming raw files under `<output>/_input`."""
     raw = [u for u in input_urls if not _is_ingested(u)]
     ready = [u for u in input_urls if u not in raw]
     if raw:
@@ -104,18 +95,20 @@ def run_standalone(
     domain: str = "general",
     text_field: str = "text",
     progress: Callable[[int, int], None] | None = None,
+    registry: StageRegistry = CORPUS,
 ) -> StageManifest:
-    """Run `stage` on `input_urls`, writing its data, quarantine, artifacts and manifest under `output`."""
-    if stage == "ingest":
+    """Run `stage` on `input_urls`, writing its data, quarantine, artifacts and manifest under `output`; the shared
+    fits it uses (tokenizer, splits) are fitted on the same inputs, under `output` too."""
+    spec = registry.stage(stage)
+    if spec.input_schema is None:
         sources = [_source_for(u, i, domain, text_field) for i, u in enumerate(input_urls)]
-        pipeline = CorpusPipeline(cfg.model_copy(update={"sources": sources}), roots={"ingest": output})
-        return pipeline.run_stage("ingest", progress)
-    if stage not in STAGE_INPUT:
-        raise ValueError(f"unknown stage {stage!r}; choose from ingest, {', '.join(STAGE_INPUT)}")
-    prepared = prepare_inputs(cfg, stage, input_urls, output, domain, text_field)
+        pipeline = CorpusPipeline(cfg.model_copy(update={"sources": sources}), roots={stage: output}, registry=registry)
+        return pipeline.run_stage(stage, progress)
+    prepared = prepare_inputs(cfg, spec.input_schema, input_urls, output, domain, text_field)
     pipeline = CorpusPipeline(
         cfg,
-        roots={stage: output, "tokenizer": storage.join(output, "tokenizer"), "splits": storage.join(output, "splits")},
-        inputs={stage: prepared, "tokenizer": prepared, "splits": prepared},
+        roots={stage: output, **{fit: storage.join(output, fit) for fit in spec.uses}},
+        inputs={stage: prepared, **{fit: prepared for fit in spec.uses}},
+        registry=registry,
     )
     return pipeline.run_stage(stage, progress)

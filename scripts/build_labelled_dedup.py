@@ -2,8 +2,8 @@
 """Rebuild data/labelled/dedup/: real documents, edited copies of them at controlled rates, and hard negatives,
 every pair labelled with its true Jaccard similarity on the shingles the dedup stage uses.
 
-Groups of documents, each from one real passage or document of the demo corpus (data/demo, read by the pipeline's
-own ingestion) or of data/reference (licences, vim tutors):
+Groups of documents, each from one real passage or document of the demo corpus (pretrain_core/data/demo, read by the
+pipeline's own ingestion) or of data/reference (licences, vim tutors):
 
 - edit pairs: a passage and a copy edited by one kind of change (word or, for text written without spaces,
   character substitutions, insertions, deletions; reordered paragraphs; added header and footer lines;
@@ -43,16 +43,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import yaml
 from rebuild import build_or_check  # scripts/rebuild.py: scripts/ is on sys.path when run
 from scipy import sparse
 
+from pretrain_core.config import load_config
 from pretrain_core.dedup.normalize import normalize_text
 from pretrain_core.dedup.shingles import ShingleSets, char_shingled
-from pretrain_core.ingest.config import IngestConfig, SourceConfig
+from pretrain_core.ingest.config import IngestConfig
 from pretrain_core.ingest.listing import list_source_files
 from pretrain_core.ingest.stage import ingest_files
-from pretrain_core.stage_quality.dedup import (
+from pretrain_eval.stage_quality.dedup import (
     COMPLETE_ABOVE,
     DOCUMENTS_FILE,
     PAIRS_FILE,
@@ -141,8 +141,7 @@ def rank(*parts: object) -> str:
 def read_sources() -> list[SourceDoc]:
     """The demo corpus as ingestion hands it on, then the reference licences and vim tutors."""
     docs: list[SourceDoc] = []
-    for entry in yaml.safe_load((REPO_ROOT / "data/demo/sources.yaml").read_text(encoding="utf-8")):
-        source = SourceConfig.model_validate({**entry, "path": str(REPO_ROOT / entry["path"])})
+    for source in load_config().sources:
         kept = ingest_files([f.url for f in list_source_files(source)], source, IngestConfig())[0].kept
         for text, location in zip(kept["text"].to_pylist(), kept["location"].to_pylist(), strict=True):
             docs.append(SourceDoc(source.name, source.domain, location, text))
@@ -570,7 +569,7 @@ Real documents, copies of them edited at controlled rates, and hard negatives, e
 Jaccard similarity on the shingles the dedup stage uses (its own `normalize_text` and `shingle_sets` under the
 default config: word 5-grams, or character 5-grams for text mostly written without spaces). Written by
 `scripts/build_labelled_dedup.py` (rebuild: `python scripts/build_labelled_dedup.py`, verify:
-`--check`); measured by `pretrain_core/stage_quality/dedup.py` (see docs/stage-quality/dedup.md).
+`--check`); measured by `pretrain_eval/stage_quality/dedup.py` (see docs/stage-quality/dedup.md).
 
 {documents} documents in {groups} groups, {pairs} labelled pairs (shingles: {shingles}).
 
@@ -613,8 +612,9 @@ default config: word 5-grams, or character 5-grams for text mostly written witho
 
 ## Sources and licences
 
-All text is real: the demo corpus (`data/demo/`, read through the pipeline's ingestion; provenance and licences
-per source in `data/demo/SOURCES.md`: public-domain Bible translations, the Jargon File, Chinese fortunes
+All text is real: the demo corpus (`pretrain_core/data/demo/`, read through the pipeline's ingestion; provenance and
+licences
+per source in `pretrain_core/data/demo/SOURCES.md`: public-domain Bible translations, the Jargon File, Chinese fortunes
 (GPL-3+), Python documentation (PSF-2.0), the Debian Handbook (GPL-2+ / CC-BY-SA-3.0), manual pages (free
 licences per page), source files of free projects, the Debian FAQ) and `data/reference/` (licence texts, which
 permit verbatim copying, and Vim's tutors under the Vim licence; see `data/reference/README.md`). Edited copies

@@ -5,7 +5,7 @@ Language id is hardest on short text and on languages that share a script (es/pt
 holds, for each of 11 languages, snippets in three length buckets (20-50, 50-200 and 200-1,000 characters), cut
 from paragraphs of real documents at sentence or word boundaries:
 
-- the demo corpus (data/demo: Bible chapters, the Jargon File, Python docs, Chinese fortunes, the Debian
+- the demo corpus (pretrain_core/data/demo: Bible chapters, the Jargon File, Python docs, Chinese fortunes, the Debian
   handbook, FAQ and manual pages in en, de, fr, es, ru, zh, ja), taken first;
 - translated manual pages installed on this machine, up to 150 a language in SHA-1 rank order (the only source for
   it, pt, nl and most of ko; more pages for de, fr, ja, ru, zh), rendered with groff like the demo corpus's pages
@@ -51,7 +51,7 @@ sys.path.insert(0, str(REPO_ROOT))
 from pretrain_core.ingest.config import IngestConfig, SourceConfig  # noqa: E402
 from pretrain_core.ingest.stage import ingest_files  # noqa: E402
 
-DEMO = REPO_ROOT / "data" / "demo"
+DEMO = REPO_ROOT / "pretrain_core" / "data" / "demo"
 REFERENCE = REPO_ROOT / "data" / "reference"
 DEFAULT_OUT = REPO_ROOT / "data" / "labelled" / "langid"
 SET_FILE = "snippets.jsonl"
@@ -472,7 +472,7 @@ and bucket. Shipped text (the demo corpus, data/reference) is taken first, manua
 
 ## Sources and licences
 
-- Demo corpus (`data/demo`, see `data/demo/SOURCES.md`): World English Bible and Reina-Valera 1909 (public
+- Demo corpus (`pretrain_core/data/demo`, see its `SOURCES.md`): World English Bible and Reina-Valera 1909 (public
   domain), the Jargon File (public domain), Python 3.11 documentation (PSF-2.0), Chinese fortunes (GPL-3+, classical
   texts public domain), The Debian Administrator's Handbook (GPL-2+ or CC-BY-SA-3.0), the Debian FAQ (GPL-2+),
   manual pages (GPL-2+, GPL-3+, GFDL-1.2+, BSD, MIT and the Linux man-pages licence, per page).

@@ -2,16 +2,16 @@
 """Build the labelled PII set: real sentences and code carrying realistic PII in en, de, fr, zh and ja, and decoys
 that must not be flagged, every one a labelled character span.
 
-Carrier text is real: sentences of the Debian FAQ and the Debian Administrator's Handbook in all five languages and
-of the Jargon File (English), read from the demo corpus (data/demo) by the pipeline's own ingestion, and windows of
-the demo corpus's code files. None of these documents is among the PII tagger's training sources (licences, Vim
-tutors, CPython's CJK texts and manual pages, see `TaggerBuild.sources` in `pretrain_eval/pii_tagger/build.py`), and
-any sentence that also occurs there is dropped, so no carrier sentence was trained on. Sentences that mention a
-real person, an email address or an IP address are left out, so everything personal in an item is labelled.
+Carrier text is real: sentences of the Debian FAQ and the Debian Administrator's Handbook in all five languages and of
+the Jargon File (English), read from the demo corpus (pretrain_core/data/demo) by the pipeline's own ingestion, and
+windows of the demo corpus's code files. None of these documents is among the PII tagger's training sources (licences,
+Vim tutors, CPython's CJK texts and manual pages, see `TaggerBuild.sources` in `pretrain_eval/pii_tagger/build.py`), and
+any sentence that also occurs there is dropped, so no carrier sentence was trained on. Sentences that mention a real
+person, an email address or an IP address are left out, so everything personal in an item is labelled.
 
 Into a passage of one or two consecutive sentences, the builder puts a value through a short frame written for this
 set in the passage's language ("{s} Sie erreichen uns unter {phone}."). The frames are not the tagger's training
-frames (`pretrain_core/pii/training_data.py`; `tests/stage_quality/test_pii.py` checks they share none). Values:
+frames (`pretrain_core/pii/training_data.py`; `tests/eval/stage_quality/test_pii.py` checks they share none). Values:
 
 - person names: surnames and given names from mimesis's locale data (an independent name source: the tagger's
   name lists come from Faker) and from Faker's held-out name split (names the tagger never saw in an example);
@@ -60,7 +60,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import mimesis
-import yaml
 from faker import Faker
 from mimesis.locales import Locale
 from rebuild import build_or_check  # scripts/rebuild.py: scripts/ is on sys.path when run
@@ -68,7 +67,8 @@ from rebuild import build_or_check  # scripts/rebuild.py: scripts/ is on sys.pat
 REPO_ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO_ROOT))
 
-from pretrain_core.ingest.config import IngestConfig, SourceConfig  # noqa: E402
+from pretrain_core.config import load_config  # noqa: E402
+from pretrain_core.ingest.config import IngestConfig  # noqa: E402
 from pretrain_core.ingest.listing import list_source_files  # noqa: E402
 from pretrain_core.ingest.stage import ingest_files  # noqa: E402
 from pretrain_eval.pii_tagger.build import TaggerBuild  # noqa: E402
@@ -737,14 +737,12 @@ def split_of(text: str) -> str:
 
 def demo_documents(names: set[str]) -> Iterator[tuple[str, str]]:
     """(source name, text) of the demo corpus's documents of the named sources, as the pipeline ingests them."""
-    listing = yaml.safe_load((REPO_ROOT / "data" / "demo" / "sources.yaml").read_text(encoding="utf-8"))
-    for entry in listing:
-        if entry["name"] not in names:
+    for source in load_config().sources:
+        if source.name not in names:
             continue
-        source = SourceConfig.model_validate({**entry, "path": str(REPO_ROOT / entry["path"])})
         kept = ingest_files([f.url for f in list_source_files(source)], source, IngestConfig())[0].kept
         for text in kept.column("text").to_pylist():
-            yield entry["name"], text
+            yield source.name, text
 
 
 def carrier_passages(first_names: set[str]) -> dict[str, dict[str, list[Passage]]]:
@@ -788,7 +786,7 @@ def _usable(sentence: str, lang: str | None, first_names: set[str]) -> bool:
 def code_windows() -> dict[str, list[Passage]]:
     """Windows of 6 to 18 lines of the demo corpus's code files, per programming language."""
     windows: dict[str, list[Passage]] = {lang: [] for lang in CODE_FRAMES}
-    root = REPO_ROOT / "data" / "demo" / "code"
+    root = REPO_ROOT / "pretrain_core" / "data" / "demo" / "code"
     for path in sorted(root.rglob("*")):
         language = CODE_EXTENSIONS.get(path.suffix)
         if language is None or not path.is_file():
@@ -1531,7 +1529,7 @@ def readme(counts: Counter[str], passages: dict[str, dict[str, list[Passage]]]) 
     return (
         "# Labelled PII set\n\n"
         f"`{SET_FILE}`: one JSON object per item. Built by `scripts/build_labelled_pii.py` (see there for every "
-        "frame and generator); evaluated by `pretrain_core/stage_quality/pii.py`, explained in "
+        "frame and generator); evaluated by `pretrain_eval/stage_quality/pii.py`, explained in "
         "`docs/stage-quality/pii.md`.\n\n" + header + "\n\n## Fields\n\n"
         "- `id`, `split` (`dev`: looked at while improving the stage; `test`: never), `lang` (en, de, fr, zh, ja, or "
         "`code`), `domain` (`general` or `code`), `code_language`, `kind` (the PII type or `decoy:KIND` the item was "
@@ -1551,9 +1549,10 @@ def readme(counts: Counter[str], passages: dict[str, dict[str, list[Passage]]]) 
         + "\n".join(rows)
         + "\n\n"
         "## Sources and licences\n\n"
-        "- Carrier sentences: the demo corpus (`data/demo/SOURCES.md`): Debian FAQ (Debian FAQ licence, verbatim "
+        "- Carrier sentences: the demo corpus (`pretrain_core/data/demo/SOURCES.md`): Debian FAQ (Debian FAQ licence, "
+        "verbatim "
         "and modified copies permitted), Debian Administrator's Handbook (GPL-2+ or CC-BY-SA-3.0), Jargon File "
-        "(public domain); code windows from `data/demo/code` (licences per project there).\n"
+        "(public domain); code windows from `pretrain_core/data/demo/code` (licences per project there).\n"
         "- Names and addresses: Faker (MIT) and mimesis (MIT) locale data.\n"
         "- Every number, key and token is generated: none belongs to anyone.\n"
     )

@@ -5,17 +5,16 @@ The set measures whether the pipeline's quality judgement (clean-stage rules, th
 text above realistic low-quality text. Every item is made from real text:
 
 - good prose: paragraphs of the Debian Administrator's Handbook (7 locales), the Debian FAQ (6), and from
-  data/demo the manual pages (7 languages), the Python documentation, the Bible (en, es), classical Chinese
-  fortunes and the Jargon File; from data/reference Vim's tutor and the licence texts; good code: Python's
-  standard library, C headers and examples, npm's JavaScript.
-- bad prose, each made from real text: word salad (a real chunk's words shuffled within each line), repeated
-  lines, keyword stuffing (a real chunk plus lists of its page's own frequent words), navigation and cookie
-  boilerplate (real localised section titles and navigation labels, plus consent/footer lines), mojibake that
-  ftfy cannot repair (real chunks through a wrong legacy codec), machine templates (apt/dpkg transcripts from the
-  system's own gettext catalogues, filled with real installed packages) and tables of bare numbers (real numbers
-  from CPython's test data and the dpkg database under a real localised heading).
-- bad code: real files minified, obfuscated (identifiers renamed, comments dropped, layout kept) and generated
-  (real generated modules such as codec tables, plus bin2c / base64 embeddings of real binary files).
+  pretrain_core/data/demo the manual pages (7 languages), the Python documentation, the Bible (en, es), classical
+  Chinese fortunes and the Jargon File; from data/reference Vim's tutor and the licence texts; good code: Python's
+  standard library, C headers and examples, npm's JavaScript. - bad prose, each made from real text: word salad (a real
+  chunk's words shuffled within each line), repeated lines, keyword stuffing (a real chunk plus lists of its page's own
+  frequent words), navigation and cookie boilerplate (real localised section titles and navigation labels, plus
+  consent/footer lines), mojibake that ftfy cannot repair (real chunks through a wrong legacy codec), machine templates
+  (apt/dpkg transcripts from the system's own gettext catalogues, filled with real installed packages) and tables of
+  bare numbers (real numbers from CPython's test data and the dpkg database under a real localised heading). - bad code:
+  real files minified, obfuscated (identifiers renamed, comments dropped, layout kept) and generated (real generated
+  modules such as codec tables, plus bin2c / base64 embeddings of real binary files).
 
 Reference text (what the quality models are fitted on) comes only from pages and files that no eval item comes
 from: every page (all translations of a handbook, FAQ or manual page together), Bible chapter, fortune page,
@@ -30,7 +29,7 @@ rebuilds into a temporary directory and compares.
     python scripts/build_labelled_quality.py            # writes data/labelled/quality/
     python scripts/build_labelled_quality.py --check    # rebuilds elsewhere and compares bytes
 
-Debian packages read (besides the repo's data/demo and data/reference): debian-handbook,
+Debian packages read (besides the repo's pretrain_core/data/demo and data/reference): debian-handbook,
 debian-faq{,-de,-fr,-ja,-ru,-zh-cn}, libpython3.11-stdlib,
 libpython3.11-testsuite, python3-protobuf, libc6-dev and other -dev headers, zlib1g-dev, vim-runtime,
 libstemmer0d, nodejs/npm (for npm's JavaScript), apt, dpkg and the locales' gettext catalogues (apt, dpkg,
@@ -89,7 +88,7 @@ REFERENCE_SHARE = 0.5  # of the pages of each shared source
 HANDBOOK = Path("/usr/share/doc/debian-handbook/html")
 FAQ = Path("/usr/share/doc/debian/FAQ")
 STDLIB = Path("/usr/lib/python3.11")
-DEMO = REPO / "data" / "demo"
+DEMO = REPO / "pretrain_core" / "data" / "demo"
 REFERENCE_DIR = REPO / "data" / "reference"
 LOCALES = {"en": "en-US", "de": "de-DE", "fr": "fr-FR", "es": "es-ES", "ru": "ru-RU", "ja": "ja-JP", "zh": "zh-CN"}
 FAQ_DIRS = {"de": "de", "fr": "fr", "ru": "ru", "ja": "ja", "zh": "zh-cn"}
@@ -1438,10 +1437,10 @@ def readme(items: list[Item], prose_ref: list[dict[str, object]], code_ref: list
         "",
         "- Debian Administrator's Handbook (debian-handbook): GPL-2+ or CC-BY-SA-3.0.",
         "- Debian FAQ (debian-faq and translations): Debian FAQ licence (copies and translations permitted).",
-        "- Manual pages and Python documentation (data/demo): see data/demo/SOURCES.md (GPL-2+/GPL-3+/BSD/MIT and",
-        "  the Linux man-pages licence per page; PSF-2.0).",
-        "- World English Bible and Reina-Valera 1909 (data/demo): public domain. Chinese fortunes (data/demo):",
-        "  GPL-3+ package, mostly public-domain classical texts. Jargon File 4.4.7 (data/demo): public domain.",
+        "- Manual pages and Python documentation (demo corpus): see pretrain_core/data/demo/SOURCES.md",
+        "  (GPL-2+/GPL-3+/BSD/MIT and the Linux man-pages licence per page; PSF-2.0).",
+        "- World English Bible and Reina-Valera 1909 (demo corpus): public domain. Chinese fortunes (demo corpus):",
+        "  GPL-3+ package, mostly public-domain classical texts. Jargon File 4.4.7 (demo corpus): public domain.",
         "- Vim tutor (data/reference): Vim licence. Licence texts (data/reference): each permits verbatim copies.",
         "- Python 3.11 standard library and test data: PSF-2.0. protobuf: BSD-3-Clause. C headers: glibc LGPL-2.1+,",
         "  Linux UAPI GPL-2.0 WITH Linux-syscall-note, and the other -dev packages' licences; zlib examples: zlib;",

@@ -133,7 +133,7 @@ README = """\
 {count} real documents that hold what tokenizers most easily lose: emoji (skin tones, zero-width-joiner
 sequences, flags), U+2581 (SentencePiece's space mark: block-character charts, texts about tokenizers), form
 feeds, no-break spaces, CRLF line ends, right-to-left scripts and rare Han characters. The tokenizer evaluation
-(`pretrain_core/stage_quality/tokenizer.py`) checks that `decode(encode(text)) == text` for each of them and for
+(`pretrain_eval/stage_quality/tokenizer.py`) checks that `decode(encode(text)) == text` for each of them and for
 every document of the demo corpus. `documents.jsonl` holds `id`, `origin`, `licence`, `features` (found in the
 text) and `text`, each file copied whole. Rebuild with `python scripts/build_labelled_tokenizer.py` (`--check`
 compares a rebuild with these files); the versions are those pinned by `constraints.txt`.

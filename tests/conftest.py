@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from pretrain_core.pii.classifier import NameAddressTagger, load_tagger
-from tests.shipped_text import LICENCES, REPO_ROOT
+from tests.shipped_text import LICENCES
 
 # Fail any test that reads the host's documentation or other packages' data instead of what the repo ships.
 pytest_plugins = ["tests.hermetic_guard"]
@@ -76,11 +76,13 @@ def small_config_file(tmp_path: Path) -> Path:
     """A pipeline config over a real slice of the demo corpus, sized for tests (seconds per stage)."""
     import yaml
 
-    sources = yaml.safe_load((REPO_ROOT / "data/demo/sources.yaml").read_text(encoding="utf-8"))
+    from pretrain_core.config import load_config
+
+    demo_sources = load_config().sources
     config = {
         "name": "small",
         "storage": {"root": str(tmp_path / "run")},
-        "sources": [{**s, "path": str(REPO_ROOT / s["path"])} for s in sources if s["name"] in SMALL_SOURCES],
+        "sources": [s.model_dump(mode="json") for s in demo_sources if s.name in SMALL_SOURCES],
         "tokenizer": {"vocab_size": 2000, "character_coverage": 0.98},
         "pack": {"seq_len": 64},
         "train": {

@@ -12,7 +12,7 @@ VIM_TUTOR = REFERENCE / "vim-tutor"  # en, de, fr, ja, zh_cn
 VIM_TUTOR_TRADITIONAL = REFERENCE / "vim-tutor-traditional"  # zh, zh_tw: the same file twice, as vim ships it
 CJK_TEXTS = REFERENCE / "cjkencodings"
 COREUTILS_MAN1 = REFERENCE / "coreutils-man1"  # troff sources of seven coreutils manual pages
-DEMO = REPO_ROOT / "data" / "demo"
+DEMO = REPO_ROOT / "pretrain_core" / "data" / "demo"
 MANUAL_PAGES = DEMO / "text" / "manpages"  # rendered text, one directory per language
 
 

@@ -23,7 +23,7 @@ def test_embedded_default_loads_the_demo_sources() -> None:
 
 
 def test_unknown_key_is_refused_with_its_dotted_name(tmp_path: Path) -> None:
-    text = DEFAULT_CONFIG.read_text(encoding="utf-8").replace("sources_file: data/demo/", "sources_file: ../")
+    text = DEFAULT_CONFIG.read_text(encoding="utf-8").replace("sources_file: ../data/demo/", "sources_file: ../")
     (tmp_path / "cfg").mkdir()
     (tmp_path / "sources.yaml").write_text(
         yaml.safe_dump([{"name": "a", "domain": "code", "format": "code", "path": "src"}]), encoding="utf-8"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -22,6 +23,9 @@ from pretrain_core.clean.config import CleanConfig, ProseThresholds
 from pretrain_core.clean.langid import UNDETERMINED, LangGuess, detect_language
 from pretrain_core.clean.normalize import Normalized, Normalizer
 from pretrain_core.stage import ShardOutput
+
+if TYPE_CHECKING:
+    from pretrain_core.config import PipelineConfig
 
 CODE_LANG = "code"
 
@@ -137,3 +141,11 @@ def _stats(results: list[Cleaned]) -> dict[str, float]:
             stats["control_chars_removed"] += result.normalized.chars_removed
         stats["chars_removed_by_c4"] += result.c4_chars_removed
     return {key: float(value) for key, value in sorted(stats.items())}
+
+
+def settings_of(cfg: PipelineConfig) -> dict[str, Any]:
+    return {"clean": cfg.clean}
+
+
+def build_stage(cfg: PipelineConfig, artifacts: dict[str, str]) -> CleanStage:
+    return CleanStage(cfg.clean)

@@ -19,6 +19,7 @@ import functools
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -31,6 +32,9 @@ from pretrain_core.dedup.exact import exact_key
 from pretrain_core.dedup.near import NearDuplicates, Sketches, near_duplicate_roots, sketch_texts
 from pretrain_core.dedup.normalize import normalize_text
 from pretrain_core.stage import ShardOutput
+
+if TYPE_CHECKING:
+    from pretrain_core.config import PipelineConfig
 
 EXACT_DUPLICATE = "exact_duplicate"
 NEAR_DUPLICATE = "near_duplicate"
@@ -208,3 +212,15 @@ class DedupStage:
             "largest_cluster": float(pc.max(sizes).as_py() or 0),
         }
         return ShardOutput(kept=out.filter(keep), dropped=dropped, stats=stats)
+
+
+def settings_of(cfg: PipelineConfig) -> dict[str, Any]:
+    return {"dedup": cfg.dedup}
+
+
+def fit_stage(inputs: list[str], cfg: PipelineConfig, shared: dict[str, str], artifact_dir: str) -> dict[str, str]:
+    return fit_dedup(inputs, cfg.dedup, artifact_dir)
+
+
+def build_stage(cfg: PipelineConfig, artifacts: dict[str, str]) -> DedupStage:
+    return DedupStage(cfg.dedup, artifacts)

@@ -12,6 +12,7 @@ import hashlib
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 
@@ -26,6 +27,9 @@ from pretrain_core.ingest.text_tree import read_text_file
 from pretrain_core.ingest.warc import read_warc
 from pretrain_core.manifest import ShardRecord
 from pretrain_core.stage import ShardJob, ShardOutput, commit_shard, finished_record
+
+if TYPE_CHECKING:
+    from pretrain_core.config import PipelineConfig
 
 STAGE = "ingest"
 EMPTY = "empty"
@@ -91,7 +95,7 @@ def run_ingest_shard(job: ShardJob, source: SourceConfig, cfg: IngestConfig) -> 
         return done
     started = time.perf_counter()
     output, docs_in, bytes_in = ingest_files(list(job.inputs), source, cfg)
-    return commit_shard(job, output, schema.INGEST, docs_in, bytes_in, started)
+    return commit_shard(job, output, schema.INGEST, docs_in, bytes_in, started, expands_rows=True)
 
 
 def ingest_files(urls: list[str], source: SourceConfig, cfg: IngestConfig) -> tuple[ShardOutput, int, int]:
@@ -164,3 +168,8 @@ def _check(text: str, cfg: IngestConfig) -> tuple[str, str | None]:
 def _preview(text: str, cfg: IngestConfig) -> str:
     """The start of a dropped document, enough to judge the drop; surrogates replaced so Arrow can store it."""
     return text[: cfg.preview_chars].encode("utf-8", errors="replace").decode("utf-8")
+
+
+def settings_of(cfg: PipelineConfig) -> dict[str, Any]:
+    """What ingest's outputs depend on: the sources and the ingest settings (the stage registry's hook)."""
+    return {"sources": [s.model_dump(mode="json") for s in cfg.sources], "ingest": cfg.ingest}

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -10,8 +10,12 @@ import pyarrow.compute as pc
 
 from pretrain_core import storage
 from pretrain_core.mixture.config import MixtureConfig
+from pretrain_core.mixture.plan import fit_mixture
 from pretrain_core.schema import MIXTURE, dropped_schema
 from pretrain_core.stage import ShardOutput
+
+if TYPE_CHECKING:
+    from pretrain_core.config import PipelineConfig
 
 NOT_SAMPLED = "mixture_not_sampled"
 
@@ -73,3 +77,18 @@ def _token_stats(kept: pa.Table) -> dict[str, float]:
         stats[f"tokens_{domain}"] = float(tokens)
     stats["upsampled_copies"] = float(pc.sum(pc.greater(kept.column("repeat_index"), 0)).as_py() or 0)
     return dict(sorted(stats.items()))
+
+
+def settings_of(cfg: PipelineConfig) -> dict[str, Any]:
+    # the plan counts the BOS/EOS the packer adds to every document
+    return {"mixture": cfg.mixture, "pack": cfg.pack.model_dump(mode="json", include={"add_bos", "add_eos"})}
+
+
+def fit_stage(inputs: list[str], cfg: PipelineConfig, shared: dict[str, str], artifact_dir: str) -> dict[str, str]:
+    """The repeat plan, counted with the shared tokenizer over the training split only."""
+    tokenizer, splits = shared["tokenizer"], shared["splits"]
+    return fit_mixture(inputs, cfg.mixture, tokenizer, splits, cfg.pack.frame_tokens, artifact_dir)
+
+
+def build_stage(cfg: PipelineConfig, artifacts: dict[str, str]) -> MixtureStage:
+    return MixtureStage(cfg.mixture, artifacts)

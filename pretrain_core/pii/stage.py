@@ -10,17 +10,21 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from pretrain_core import schema as contract
-from pretrain_core.pii.classifier import NameAddressTagger, load_tagger
+from pretrain_core.pii.classifier import NameAddressTagger, load_tagger, model_sha256
 from pretrain_core.pii.config import CLASSIFIER_TYPES, PiiConfig
 from pretrain_core.pii.detectors import find_structured
 from pretrain_core.pii.spans import Span, outside, redact, resolve_overlaps
 from pretrain_core.pii.tokens import token_texts
 from pretrain_core.stage import ShardOutput
+
+if TYPE_CHECKING:
+    from pretrain_core.config import PipelineConfig
 
 # Characters of text tagged per batch: bounds the feature arrays (about 300 bytes per candidate token, and in
 # Chinese nearly every character is one) on large shards.
@@ -132,3 +136,13 @@ def _batches(indices: list[int], texts: list[str]) -> Iterator[list[int]]:
             batch, size = [], 0
     if batch:
         yield batch
+
+
+def settings_of(cfg: PipelineConfig) -> dict[str, Any]:
+    """The PII settings and the tagger model's hash: a rebuilt tagger invalidates the stage's outputs."""
+    tagger = model_sha256(cfg.pii.classifier_model) if cfg.pii.uses_classifier() else None
+    return {"pii": cfg.pii, "tagger_sha256": tagger}
+
+
+def build_stage(cfg: PipelineConfig, artifacts: dict[str, str]) -> PiiStage:
+    return PiiStage(cfg.pii)

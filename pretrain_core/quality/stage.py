@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 import pyarrow as pa
@@ -38,6 +38,9 @@ from pretrain_core.quality.skeleton import SkeletonTokenizer
 from pretrain_core.quality.tokenizers import TokenizerKind, load_tokenizer
 from pretrain_core.schema import DROP_REASON, QUALITY
 from pretrain_core.stage import ShardOutput
+
+if TYPE_CHECKING:
+    from pretrain_core.config import PipelineConfig
 
 CUTOFFS = "cutoffs"
 _LANGUAGE_CODE = re.compile(r"[a-z]{2,3}")  # model names become file names: only plain ISO codes get a model
@@ -289,3 +292,15 @@ def mean_perplexities(stats: dict[str, float]) -> dict[str, float]:
         for name, total in sorted(stats.items())
         if name.startswith(prefix) and stats.get(f"docs_{name[len(prefix) :]}")
     }
+
+
+def settings_of(cfg: PipelineConfig) -> dict[str, Any]:
+    return {"quality": cfg.quality}
+
+
+def fit_stage(inputs: list[str], cfg: PipelineConfig, shared: dict[str, str], artifact_dir: str) -> dict[str, str]:
+    return fit_quality(inputs, cfg.quality, artifact_dir)
+
+
+def build_stage(cfg: PipelineConfig, artifacts: dict[str, str]) -> QualityStage:
+    return QualityStage(cfg.quality, artifacts)

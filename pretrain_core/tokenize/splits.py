@@ -8,12 +8,17 @@ Assigning before the mixture lets its plan count training documents only, so the
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 import pyarrow as pa
 
 from pretrain_core import storage
 from pretrain_core.tokenize.config import PackConfig
 from pretrain_core.tokenize.keys import doc_key
+
+if TYPE_CHECKING:
+    from pretrain_core.config import PipelineConfig
 
 SPLITS = ("train", "validation", "test")
 SPLITS_FILE = "splits.parquet"
@@ -84,3 +89,11 @@ def _summary(domains: list[str], splits: list[str]) -> dict[str, dict[str, int]]
     for domain, split in zip(domains, splits, strict=True):
         summary.setdefault(domain, dict.fromkeys(SPLITS, 0))[split] += 1
     return dict(sorted(summary.items()))
+
+
+def settings_of(cfg: PipelineConfig) -> dict[str, Any]:
+    return {"pack": cfg.pack.model_dump(mode="json", include=set(SPLIT_SETTINGS))}
+
+
+def fit_shared(inputs: list[str], cfg: PipelineConfig, artifact_dir: str) -> dict[str, str]:
+    return fit_splits(inputs, cfg.pack, artifact_dir)

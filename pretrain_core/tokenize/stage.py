@@ -15,7 +15,7 @@ stream and shard; documents lying wholly in it are dropped as ``pack_tail``).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +30,9 @@ from pretrain_core.tokenize.encode import encode_batch, load_tokenizer
 from pretrain_core.tokenize.keys import doc_key
 from pretrain_core.tokenize.pack import PackedStream, concatenate_documents, pack_stream
 from pretrain_core.tokenize.splits import SPLITS
+
+if TYPE_CHECKING:
+    from pretrain_core.config import PipelineConfig
 
 HELDOUT_REPEAT = "heldout_repeat"
 PACK_TAIL = "pack_tail"
@@ -152,3 +155,11 @@ def _dropped_rows(ids: np.ndarray, domains: np.ndarray, splits: np.ndarray, reas
             "drop_reason": pa.array([reason] * n, pa.string()),
         }
     )
+
+
+def settings_of(cfg: PipelineConfig) -> dict[str, Any]:
+    return {"pack": cfg.pack}
+
+
+def build_stage(cfg: PipelineConfig, artifacts: dict[str, str]) -> TokenizeStage:
+    return TokenizeStage(cfg.pack, artifacts)

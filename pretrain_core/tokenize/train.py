@@ -13,6 +13,7 @@ import hashlib
 import heapq
 import io
 from collections.abc import Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 import pyarrow.compute as pc
 import sentencepiece as spm
@@ -21,6 +22,9 @@ from sentencepiece import sentencepiece_model_pb2
 from pretrain_core import storage
 from pretrain_core.tokenize.config import TokenizerConfig
 from pretrain_core.tokenize.keys import doc_key
+
+if TYPE_CHECKING:
+    from pretrain_core.config import PipelineConfig
 
 TOKENIZER_FILE = "tokenizer.model"
 TOKENIZER_CARD_FILE = "tokenizer.json"
@@ -152,3 +156,11 @@ def fit_tokenizer(input_urls: list[str], cfg: TokenizerConfig, artifact_dir: str
 def tokenizer_sha256(artifacts: dict[str, str]) -> str:
     """The trained model's sha256, as recorded on its card (for manifests and training run metadata)."""
     return str(storage.read_json(artifacts["tokenizer_card"])["sha256"])
+
+
+def settings_of(cfg: PipelineConfig) -> dict[str, Any]:
+    return {"tokenizer": cfg.tokenizer}
+
+
+def fit_shared(inputs: list[str], cfg: PipelineConfig, artifact_dir: str) -> dict[str, str]:
+    return fit_tokenizer(inputs, cfg.tokenizer, artifact_dir)

@@ -7,7 +7,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from pretrain_core.config_base import StrictModel
-from pretrain_core.train.model import ModelArgs
+from pretrain_core.train.model_args import ModelArgs
 
 # (n_layer, n_head, d_model). `tiny` trains the CPU demo in minutes; `124m` is GPT-2 small.
 MODEL_PRESETS: dict[str, tuple[int, int, int]] = {

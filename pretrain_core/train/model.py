@@ -8,31 +8,12 @@ comments use B = batch, T = time, C = d_model, H = heads, D = head dim, V = voca
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
 
 import torch
 import torch.nn.functional as F
 from torch import nn
 
-
-@dataclass(frozen=True)
-class ModelArgs:
-    """Everything needed to rebuild the network; stored in every checkpoint."""
-
-    vocab_size: int
-    n_layer: int
-    n_head: int
-    d_model: int
-    max_seq_len: int
-    rope_base: float = 10000.0
-    norm_eps: float = 1e-5
-
-    @property
-    def head_dim(self) -> int:
-        return self.d_model // self.n_head
-
-    def to_dict(self) -> dict[str, int | float]:
-        return asdict(self)
+from pretrain_core.train.model_args import ModelArgs
 
 
 def rope_tables(head_dim: int, max_seq_len: int, base: float) -> tuple[torch.Tensor, torch.Tensor]:

@@ -38,15 +38,15 @@ class TaggerBuild(StrictModel):
     sources: list[str] = Field(
         default=[
             # Licence texts, Vim tutors, CPython's CJK codec test texts and the demo corpus's manual pages in en,
-            # de, fr, ja and zh; '{data}' is the checkout's data/ directory.
+            # de, fr, ja and zh; '{data}' is the checkout's data/ directory, '{demo}' the package's demo corpus.
             "{data}/reference/licences/*",
             "{data}/reference/vim-tutor/*",
             "{data}/reference/cjkencodings/*",
-            "{data}/demo/text/manpages/en/**/*.txt",
-            "{data}/demo/text/manpages/de/**/*.txt",
-            "{data}/demo/text/manpages/fr/**/*.txt",
-            "{data}/demo/text/manpages/ja/**/*.txt",
-            "{data}/demo/text/manpages/zh_CN/**/*.txt",
+            "{demo}/text/manpages/en/**/*.txt",
+            "{demo}/text/manpages/de/**/*.txt",
+            "{demo}/text/manpages/fr/**/*.txt",
+            "{demo}/text/manpages/ja/**/*.txt",
+            "{demo}/text/manpages/zh_CN/**/*.txt",
         ],
         min_length=1,
         description="Glob patterns of real text whose sentences become training templates and negatives.",

@@ -13,12 +13,14 @@ import sysconfig
 import unicodedata
 import zlib
 from collections.abc import Iterator
+from importlib import resources
 from pathlib import Path
 
 from pretrain_core import storage
 
 LANGUAGES = ("en", "de", "fr", "zh", "ja")
 DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+DEMO_DIR = Path(str(resources.files("pretrain_core").joinpath("data", "demo")))
 _STOPWORDS = {
     "en": {"the", "and", "is", "of", "to", "in", "that", "you", "it", "for", "this", "with", "are", "not", "be"},
     "de": {"der", "die", "das", "und", "ist", "nicht", "sie", "ein", "eine", "zu", "mit", "den", "auf", "für", "von"},
@@ -46,8 +48,9 @@ _TROFF_PLAIN = {"\\-": "-", "\\e": "\\", "\\ ": " "}
 
 
 def resolve_pattern(pattern: str) -> list[str]:
-    """Files matching a glob pattern ('{stdlib}' expanded), sorted."""
+    """Files matching a glob pattern ('{stdlib}', '{data}' and '{demo}' expanded), sorted."""
     expanded = pattern.replace("{stdlib}", sysconfig.get_paths()["stdlib"]).replace("{data}", str(DATA_DIR))
+    expanded = expanded.replace("{demo}", str(DEMO_DIR))
     fs, path = storage.filesystem(expanded)
     protocol = expanded.split("://", 1)[0] + "://" if "://" in expanded else ""
     return sorted(p if not protocol or p.startswith(protocol) else protocol + p for p in fs.glob(path))

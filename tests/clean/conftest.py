@@ -61,7 +61,7 @@ def cjk_text() -> Callable[[str], str]:
 @pytest.fixture(scope="session")
 def man_page() -> Callable[..., str]:
     """A man page of the demo corpus as groff renders it to plain text, by name and section ('chown.2'), optionally
-    a translation (lang='de', 'zh_CN', ...): data/demo/text/manpages/LANG/manN/NAME.N.txt."""
+    a translation (lang='de', 'zh_CN', ...): pretrain_core/data/demo/text/manpages/LANG/manN/NAME.N.txt."""
 
     def read(page: str, lang: str = "en") -> str:
         section = page.rsplit(".", 1)[1][0]  # "NULL.3const" is in man3

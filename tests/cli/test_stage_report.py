@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pretrain_cli.main import main
-from pretrain_core.stage_quality.report import PARTS
+from pretrain_eval.stage_quality.report import PARTS
 
 
 def test_every_part_reports_ours_and_a_baseline_and_the_exit_status_follows_the_bars(

@@ -22,7 +22,7 @@ from warcio.archiveiterator import ArchiveIterator
 from pretrain_core.ingest.config import SourceConfig
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DEMO = REPO_ROOT / "data" / "demo"
+DEMO = REPO_ROOT / "pretrain_core" / "data" / "demo"
 MAX_DISK_BYTES = 6_000_000  # what the repository carries
 MIN_DISK_BYTES = 2_000_000
 
@@ -63,7 +63,7 @@ def jsonl_records(path: Path) -> list[dict[str, object]]:
 
 def source_texts(source: SourceConfig) -> Iterator[str]:
     """Every document text of a source, read with plain libraries (independent of the pipeline's readers)."""
-    path = REPO_ROOT / source.path
+    path = DEMO / source.path
     if source.format == "jsonl":
         yield from (str(record[source.text_field]) for record in jsonl_records(path))
     elif source.format == "parquet":
@@ -101,7 +101,7 @@ def test_every_listed_source_exists_and_is_unique(sources: list[SourceConfig]) -
     names = [s.name for s in sources]
     assert len(names) == len(set(names))
     for source in sources:
-        path = REPO_ROOT / source.path
+        path = DEMO / source.path
         assert path.exists(), source.path
         assert path.is_dir() == (source.format in ("text", "code")), source.path
 
@@ -153,7 +153,7 @@ def test_sources_md_documents_every_source(sources: list[SourceConfig]) -> None:
 
 def test_code_tree_holds_what_a_code_reader_must_skip(sources: list[SourceConfig]) -> None:
     (code,) = [s for s in sources if s.format == "code"]
-    files = [p for p in (REPO_ROOT / code.path).rglob("*") if p.is_file()]
+    files = [p for p in (DEMO / code.path).rglob("*") if p.is_file()]
     parts = {part for p in files for part in p.parts}
     assert parts & {"node_modules", "vendor"}
     headers = {p: p.read_bytes()[:2000].lower() for p in files}
@@ -171,7 +171,7 @@ def test_code_tree_holds_what_a_code_reader_must_skip(sources: list[SourceConfig
 
 def test_warc_records_are_http_responses_with_urls(sources: list[SourceConfig]) -> None:
     (warc,) = [s for s in sources if s.format == "warc"]
-    with (REPO_ROOT / warc.path).open("rb") as handle:
+    with (DEMO / warc.path).open("rb") as handle:
         records = [
             (r.rec_type, r.rec_headers.get_header("WARC-Target-URI"), r.http_headers) for r in ArchiveIterator(handle)
         ]
@@ -186,7 +186,7 @@ def test_warc_records_are_http_responses_with_urls(sources: list[SourceConfig]) 
 def test_gzip_members_carry_no_timestamp(sources: list[SourceConfig]) -> None:
     for source in sources:
         if source.path.endswith(".gz"):
-            header = (REPO_ROOT / source.path).read_bytes()[:10]
+            header = (DEMO / source.path).read_bytes()[:10]
             assert header[:2] == b"\x1f\x8b"
             assert header[4:8] == b"\x00\x00\x00\x00", f"{source.path}: gzip mtime set, bytes not reproducible"
 
@@ -205,7 +205,7 @@ def test_jsonl_records_have_text_and_ids(sources: list[SourceConfig]) -> None:
     for source in sources:
         if source.format != "jsonl":
             continue
-        records = jsonl_records(REPO_ROOT / source.path)
+        records = jsonl_records(DEMO / source.path)
         ids = [r[source.id_field] for r in records] if source.id_field else []
         assert len(ids) == len(set(ids)), f"{source.name}: duplicate ids"
         assert all(isinstance(text := r[source.text_field], str) and text.strip() for r in records)

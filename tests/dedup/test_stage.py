@@ -199,7 +199,7 @@ def test_empty_input_gives_an_empty_artifact(tmp_path: Path, write_clean_shards:
     assert output.kept.schema == schema.DEDUP and output.stats["largest_cluster"] == 0
 
 
-DEMO_SPECIALIST = Path(__file__).resolve().parents[2] / "data" / "demo" / "specialist"
+DEMO_SPECIALIST = Path(__file__).resolve().parents[2] / "pretrain_core" / "data" / "demo" / "specialist"
 
 
 def test_demo_documentation_with_planted_copies(

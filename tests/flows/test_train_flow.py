@@ -22,7 +22,7 @@ from prefect.utilities.callables import parameter_schema
 from flows.train import train_run
 from pretrain_core.train.params import TrainRunParams
 from tasks.training import CHECKPOINT_SAVED
-from tests.conftest import REPO_ROOT
+from tests.shipped_text import REPO_ROOT
 from tests.train.token_corpus import TokenData, build_token_data
 
 

@@ -16,7 +16,7 @@ from prefect.exceptions import PrefectHTTPStatusError
 from prefect.states import Scheduled, State
 
 from pretrain_core.train.params import TrainRunParams
-from tests.conftest import REPO_ROOT
+from tests.shipped_text import REPO_ROOT
 
 ENTRYPOINTS = {
     "corpus-rebuild/corpus-rebuild": "flows/corpus_rebuild.py:corpus_rebuild",

@@ -13,7 +13,7 @@ import jsonschema
 import pytest
 import yaml
 
-from tests.conftest import REPO_ROOT
+from tests.shipped_text import REPO_ROOT
 
 INFRA = REPO_ROOT / "infra"
 IMAGES = {"pretrain-worker:cpu", "pretrain-worker:cuda"}

@@ -52,7 +52,9 @@ def test_copies_are_never_neighbours(quality_shards: list[str], artifacts: dict)
 
 def test_shard_stats_add_up_to_the_plan(quality_shards: list[str], artifacts: dict, tmp_path: Path) -> None:
     stage = MixtureStage(MixtureConfig(), artifacts)
-    records = [run_shard(job, stage) for job in plan_shards("mixture", quality_shards, str(tmp_path), "h")]
+    records = [
+        run_shard(job, stage, expands_rows=True) for job in plan_shards("mixture", quality_shards, str(tmp_path), "h")
+    ]
     plan = storage.read_parquet(artifacts["mixture_plan"]).to_pylist()
     for domain in ("general", "specialist", "code"):
         planned = sum(row["n_tokens"] * row["repeats"] for row in plan if row["domain"] == domain)

@@ -19,9 +19,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from pretrain_core import schema, storage
+from tests.shipped_text import DEMO
 
 DATA = Path(__file__).resolve().parents[2] / "data"
-HANDBOOK_PAGES = DATA / "demo" / "specialist" / "debian_handbook.parquet"
+HANDBOOK_PAGES = DEMO / "specialist" / "debian_handbook.parquet"
 LABELLED = DATA / "labelled" / "quality"
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 HAN = re.compile(r"[\u4e00-\u9fff]")

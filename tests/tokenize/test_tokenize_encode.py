@@ -5,10 +5,10 @@ import numpy as np
 import pyarrow as pa
 import pytest
 import sentencepiece as spm
-import yaml
 
 from pretrain_core import storage
-from pretrain_core.ingest.config import IngestConfig, SourceConfig
+from pretrain_core.config import load_config
+from pretrain_core.ingest.config import IngestConfig
 from pretrain_core.ingest.listing import list_source_files
 from pretrain_core.ingest.stage import ingest_files
 from pretrain_core.tokenize.config import TokenizerConfig
@@ -71,12 +71,8 @@ def test_batch_encoding_equals_one_by_one(
 
 def _demo_documents() -> list[str]:
     """Texts of the demo corpus's non-WARC sources (WARC HTML extraction is slow), via the pipeline's ingestion."""
-    listing = REPO_ROOT / "data/demo/sources.yaml"
-    if not listing.is_file():
-        pytest.skip("the demo corpus is not built")
     texts: list[str] = []
-    for entry in yaml.safe_load(listing.read_text(encoding="utf-8")):
-        source = SourceConfig.model_validate({**entry, "path": str(REPO_ROOT / entry["path"])})
+    for source in load_config().sources:
         if source.format != "warc":
             output, _, _ = ingest_files([f.url for f in list_source_files(source)], source, IngestConfig())
             texts += output.kept["text"].to_pylist()

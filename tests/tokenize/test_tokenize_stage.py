@@ -49,7 +49,7 @@ def mixture_shards(
     root = tmp_path_factory.mktemp("mixture")
     stage = MixtureStage(MIXTURE, mixture_artifacts)
     for job in plan_shards("mixture", quality_shards, str(root), "h"):
-        run_shard(job, stage)
+        run_shard(job, stage, expands_rows=True)
     return data_shards(str(root))
 
 
@@ -64,7 +64,7 @@ def records(
 ) -> list[tuple[ShardRecord, str, str]]:
     stage = pickle.loads(pickle.dumps(TokenizeStage(PACK, artifacts)))  # shipped to workers
     jobs = plan_shards("tokenize", mixture_shards, str(tmp_path_factory.mktemp("tokens")), "h")
-    return [(run_shard(job, stage), job.data_url, job.dropped_url) for job in jobs]
+    return [(run_shard(job, stage, expands_rows=True), job.data_url, job.dropped_url) for job in jobs]
 
 
 def test_every_sequence_has_seq_len_plus_one_valid_ids(

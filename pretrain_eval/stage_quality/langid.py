@@ -27,7 +27,7 @@ from pretrain_core.clean.config import CleanConfig
 from pretrain_core.clean.langid import UNDETERMINED, detect_language
 from pretrain_core.clean.normalize import Normalizer
 from pretrain_core.config import load_config
-from pretrain_core.stage_quality.figures import OURS, Bar, Figure
+from pretrain_eval.stage_quality.figures import OURS, Bar, Figure
 
 STAGE = "langid"
 BASELINE = "langdetect"

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pretrain_core.stage_quality.figures import OURS, Bar, Figure
-from pretrain_core.stage_quality.report import evaluate_part, misses, render_markdown, render_text
+from pretrain_eval.stage_quality.figures import OURS, Bar, Figure
+from pretrain_eval.stage_quality.report import evaluate_part, misses, render_markdown, render_text
 
 FIGURES = [
     Figure("dedup", "jaccard>=0.8", "datasketch MinHashLSH", "f1", 0.91, support=400),

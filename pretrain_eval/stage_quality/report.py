@@ -12,10 +12,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pretrain_core.stage_quality.figures import OURS, Figure
+from pretrain_eval.stage_quality import PARTS
+from pretrain_eval.stage_quality.figures import OURS, Figure
 
-LABELLED_ROOT = Path(__file__).resolve().parents[2] / "data" / "labelled"
-PARTS = ("dedup", "pii", "quality", "langid", "mixture", "tokenizer")
+LABELLED_ROOT = Path(__file__).resolve().parents[2] / "data" / "labelled"  # in a checkout of the repo
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,7 @@ def evaluate_part(part: str, labelled_root: Path = LABELLED_ROOT, limit: int | N
     """Import the part's evaluator lazily (each pulls in its stage) and run it on `<labelled_root>/<part>`."""
     if part not in PARTS:
         raise ValueError(f"unknown stage-report part {part!r}; choose from {', '.join(PARTS)}")
-    evaluate: Callable[..., list[Figure]] = importlib.import_module(f"pretrain_core.stage_quality.{part}").evaluate
+    evaluate: Callable[..., list[Figure]] = importlib.import_module(f"pretrain_eval.stage_quality.{part}").evaluate
     started = time.perf_counter()
     figures = evaluate(str(labelled_root / part), limit=limit)
     return PartResult(part, figures, time.perf_counter() - started)

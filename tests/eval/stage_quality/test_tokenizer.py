@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from pretrain_core.stage_quality.figures import OURS, Figure
-from pretrain_core.stage_quality.tokenizer import (
+from pretrain_eval.stage_quality.figures import OURS, Figure
+from pretrain_eval.stage_quality.tokenizer import (
     BASELINE,
     RATIO_BAR,
     baseline_round_trip_failures,
@@ -16,7 +16,7 @@ from pretrain_core.stage_quality.tokenizer import (
     train_byte_level_bpe,
 )
 
-SET_DIR = str(Path(__file__).resolve().parents[2] / "data" / "labelled" / "tokenizer")
+SET_DIR = str(Path(__file__).resolve().parents[3] / "data" / "labelled" / "tokenizer")
 LIMIT = 400  # demo documents, spread over every source but the WARC
 
 

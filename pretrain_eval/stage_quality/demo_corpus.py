@@ -1,8 +1,8 @@
 """The demo corpus as the pipeline reads it, for the evaluations that need domain-labelled real documents.
 
-Its sources (data/demo/sources.yaml) give every document a domain (general, specialist, code). The pipeline's own
-ingest stage reads them and the result is brought to the mixture stage's input contract, so later stages can run
-on it as they would after quality filtering.
+Its sources (pretrain_core/data/demo/sources.yaml) give every document a domain (general, specialist, code). The
+pipeline's own ingest stage reads them and the result is brought to the mixture stage's input contract, so later stages
+can run on it as they would after quality filtering.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pretrain_core import storage
+from pretrain_core import schema, storage
 from pretrain_core.config import PipelineConfig, load_config
 from pretrain_core.pipeline import CorpusPipeline
 from pretrain_core.standalone import prepare_inputs
@@ -31,7 +31,7 @@ def ingested_shards(cfg: PipelineConfig, output: str, limit: int | None = None) 
     with ``limit``, that many documents spread evenly over it (by id)."""
     ingested = CorpusPipeline(cfg).run_stage("ingest")
     data = [url for url in ingested.outputs if "/data/" in url]
-    shards = prepare_inputs(cfg, "mixture", data, output, "general", "text")
+    shards = prepare_inputs(cfg, schema.QUALITY, data, output, "general", "text")
     if limit is None:
         return shards
     ids = sorted(i for url in shards for i in storage.read_parquet(url, columns=["id"]).column("id").to_pylist())

@@ -1,10 +1,10 @@
 """The mixture measured on the demo corpus: realised token share per domain against the configured weights.
 
-The input is the demo corpus (data/demo) as the pipeline's ingest stage reads it, each source with its domain
-(general, specialist, code), brought to the mixture stage's input contract. For every setting in
+The input is the demo corpus (pretrain_core/data/demo) as the pipeline's ingest stage reads it, each source with its
+domain (general, specialist, code), brought to the mixture stage's input contract. For every setting in
 ``<set_dir>/settings.json`` (weights and budget; the rest is the demo config) the pipeline's own calls run: the
-tokenizer and split fits, the mixture fit (token counts and plan) and the per-shard mixture stage, then the
-tokenize stage.
+tokenizer and split fits, the mixture fit (token counts and plan) and the per-shard mixture stage, then the tokenize
+stage.
 
 Figures per setting and domain, each with the bar:
 
@@ -32,9 +32,9 @@ from pretrain_core import storage
 from pretrain_core.config import PipelineConfig
 from pretrain_core.mixture.config import MixtureConfig
 from pretrain_core.pipeline import CorpusPipeline
-from pretrain_core.stage_quality.demo_corpus import demo_config, ingested_shards
-from pretrain_core.stage_quality.figures import OURS, Bar, Figure
 from pretrain_core.tokenize.config import TokenizerConfig
+from pretrain_eval.stage_quality.demo_corpus import demo_config, ingested_shards
+from pretrain_eval.stage_quality.figures import OURS, Bar, Figure
 
 STAGE = "mixture"
 BASELINE = "Bernoulli sampling"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pretrain_core.stage_quality.figures import OURS, Figure
-from pretrain_core.stage_quality.langid import (
+from pretrain_eval.stage_quality.figures import OURS, Figure
+from pretrain_eval.stage_quality.langid import (
     BASELINE,
     BUCKET_BARS,
     clean_stage_detector,
@@ -19,7 +19,7 @@ from pretrain_core.stage_quality.langid import (
     load_snippets,
 )
 
-SET_DIR = str(Path(__file__).resolve().parents[2] / "data" / "labelled" / "langid")
+SET_DIR = str(Path(__file__).resolve().parents[3] / "data" / "labelled" / "langid")
 LIMIT = 360  # snippets spread over the file: every language and bucket
 LANGUAGES = {"de", "en", "es", "fr", "it", "ja", "ko", "nl", "pt", "ru", "zh"}
 
@@ -75,7 +75,7 @@ def test_a_fresh_process_gives_the_same_answers() -> None:
     texts = [s.text for s in snippets]
     script = (
         "import json, sys\n"
-        "from pretrain_core.stage_quality.langid import clean_stage_detector\n"
+        "from pretrain_eval.stage_quality.langid import clean_stage_detector\n"
         "detect = clean_stage_detector()\n"
         "print(json.dumps([detect(t) for t in json.load(sys.stdin)]))\n"
     )

@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pretrain_core.stage_quality.figures import OURS, Figure
-from pretrain_core.stage_quality.quality import (
+from pretrain_eval.stage_quality.figures import OURS, Figure
+from pretrain_eval.stage_quality.quality import (
     BASELINE,
     DROPPED_SCORE,
     METRIC,
@@ -23,7 +23,7 @@ from pretrain_core.stage_quality.quality import (
     score_set,
 )
 
-SET_DIR = str(Path(__file__).resolve().parents[2] / "data" / "labelled" / "quality")
+SET_DIR = str(Path(__file__).resolve().parents[3] / "data" / "labelled" / "quality")
 LIMIT = 400  # about 50 items per language, every kind: seconds, not minutes
 PROSE_KINDS = {"word_salad", "repeated_lines", "keyword_stuffing", "boilerplate", "mojibake", "machine_template"}
 PROSE_KINDS |= {"number_table"}

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from pretrain_core.stage_quality.figures import OURS, Figure
-from pretrain_core.stage_quality.mixture import BASELINE, SHARE_BAR_PP, evaluate, load_settings
+from pretrain_eval.stage_quality.figures import OURS, Figure
+from pretrain_eval.stage_quality.mixture import BASELINE, SHARE_BAR_PP, evaluate, load_settings
 
-SET_DIR = str(Path(__file__).resolve().parents[2] / "data" / "labelled" / "mixture")
+SET_DIR = str(Path(__file__).resolve().parents[3] / "data" / "labelled" / "mixture")
 LIMIT = 400  # documents, spread over every source but the WARC
 DOMAINS = ("code", "general", "specialist")
 

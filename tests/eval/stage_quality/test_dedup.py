@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pretrain_core.stage_quality.dedup import (
+from pretrain_eval.stage_quality.dedup import (
     BASELINE,
     CEILING,
     COMPLETE_ABOVE,
@@ -22,9 +22,9 @@ from pretrain_core.stage_quality.dedup import (
     our_representatives,
     stage_shingles,
 )
-from pretrain_core.stage_quality.figures import OURS, Figure
+from pretrain_eval.stage_quality.figures import OURS, Figure
 
-SET_DIR = str(Path(__file__).resolve().parents[2] / "data" / "labelled" / "dedup")
+SET_DIR = str(Path(__file__).resolve().parents[3] / "data" / "labelled" / "dedup")
 LIMIT = 120  # groups: about 270 documents, every kind of pair
 EDIT_KINDS = {"substitute", "insert", "delete", "reorder", "boilerplate", "format", "mixed"}
 

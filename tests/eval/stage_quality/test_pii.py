@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pretrain_core.stage_quality.figures import OURS, Figure
-from pretrain_core.stage_quality.pii import (
+from pretrain_eval.pii_tagger.training_data import _FRAMES
+from pretrain_eval.stage_quality.figures import OURS, Figure
+from pretrain_eval.stage_quality.pii import (
     BASELINE,
     DECOY_BAR,
     LOCALES,
@@ -19,10 +20,9 @@ from pretrain_core.stage_quality.pii import (
     load_items,
     score,
 )
-from pretrain_eval.pii_tagger.training_data import _FRAMES
 
-SET_DIR = str(Path(__file__).resolve().parents[2] / "data" / "labelled" / "pii")
-BUILDER = Path(__file__).resolve().parents[2] / "scripts" / "build_labelled_pii.py"
+SET_DIR = str(Path(__file__).resolve().parents[3] / "data" / "labelled" / "pii")
+BUILDER = Path(__file__).resolve().parents[3] / "scripts" / "build_labelled_pii.py"
 LIMIT = 600  # about one item in nine: every type, decoy kind and locale
 STRUCTURED = ("email", "phone", "ip", "card", "iban", "national_id", "secret")
 

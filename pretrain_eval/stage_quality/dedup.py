@@ -34,7 +34,7 @@ from pretrain_core.dedup.config import DedupConfig
 from pretrain_core.dedup.normalize import normalize_text
 from pretrain_core.dedup.shingles import ShingleSets, shingle_sets
 from pretrain_core.dedup.stage import fit_dedup, representative_rank
-from pretrain_core.stage_quality.figures import OURS, Bar, Figure, f_beta, precision_recall
+from pretrain_eval.stage_quality.figures import OURS, Bar, Figure, f_beta, precision_recall
 
 STAGE = "dedup"
 BASELINE = "datasketch MinHashLSH"

@@ -35,7 +35,7 @@ from pretrain_core.config import load_config
 from pretrain_core.quality.config import QualityConfig
 from pretrain_core.quality.cutoffs import bucket_key, group_of
 from pretrain_core.quality.stage import QualityStage, fit_quality
-from pretrain_core.stage_quality.figures import OURS, Bar, Figure, roc_auc
+from pretrain_eval.stage_quality.figures import OURS, Bar, Figure, roc_auc
 
 STAGE = "quality"
 BASELINE = "Gopher rules (failed-rule count)"

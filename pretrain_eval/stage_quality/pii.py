@@ -29,7 +29,7 @@ from pretrain_core.config import load_config
 from pretrain_core.pii.config import CLASSIFIER_TYPES, PII_TYPES, PiiConfig
 from pretrain_core.pii.spans import Span
 from pretrain_core.pii.stage import PiiStage
-from pretrain_core.stage_quality.figures import OURS, Bar, Figure, f_beta, precision_recall
+from pretrain_eval.stage_quality.figures import OURS, Bar, Figure, f_beta, precision_recall
 
 STAGE = "pii"
 BASELINE = "naive regex set"

@@ -28,12 +28,12 @@ import sentencepiece as spm
 from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
 
 from pretrain_core import storage
-from pretrain_core.stage_quality.demo_corpus import demo_config, ingested_shards
-from pretrain_core.stage_quality.figures import OURS, Bar, Figure
 from pretrain_core.tokenize.config import TokenizerConfig
 from pretrain_core.tokenize.encode import encode_texts, load_tokenizer, round_trip_failures
 from pretrain_core.tokenize.keys import doc_key
 from pretrain_core.tokenize.train import fit_tokenizer, sample_documents
+from pretrain_eval.stage_quality.demo_corpus import demo_config, ingested_shards
+from pretrain_eval.stage_quality.figures import OURS, Bar, Figure
 
 STAGE = "tokenizer"
 BASELINE = "HF tokenizers byte-level BPE"

@@ -1,0 +1,51 @@
+"""Start-up of the command line: wall time, CPU time and peak memory of `pretrain --help` and every
+`pretrain COMMAND --help`, against the bare interpreter (`python -c pass`) started the same way.
+
+Each command is a fresh process (the cost a user pays per call), best of --runs. Heavy libraries (torch, Prefect,
+scikit-learn) are imported by the command that needs them, so help and argument errors stay fast.
+
+    python benchmarks/bench_startup.py --runs 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+BIN = Path(sys.executable).parent
+COMMANDS = ([], ["run"], ["corpus"], ["train"], ["stage"], ["stage-report"], ["config"])
+
+
+def measure(argv: list[str], runs: int) -> tuple[float, float, float]:
+    """Best wall seconds, best CPU seconds and largest peak RSS (MB) of ``argv`` over ``runs`` fresh processes."""
+    walls, cpus, peaks = [], [], []
+    for _ in range(runs):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        started = time.perf_counter()
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+        walls.append(time.perf_counter() - started)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+        peaks.append(after.ru_maxrss / 1024)
+    return min(walls), min(cpus), max(peaks)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=3, help="processes per command; the best is reported")
+    args = parser.parse_args()
+    base_wall, base_cpu, _ = measure([sys.executable, "-c", "pass"], args.runs)
+    print(f"baseline `python -c pass`: {base_wall:.3f} s wall, {base_cpu:.3f} s CPU")
+    print(f"{'command':<28} {'wall s':>7} {'CPU s':>7} {'MB':>6} {'x baseline':>10}")
+    for command in COMMANDS:
+        wall, cpu, peak = measure([str(BIN / "pretrain"), *command, "--help"], args.runs)
+        label = " ".join(["pretrain", *command, "--help"])
+        print(f"{label:<28} {wall:>7.3f} {cpu:>7.3f} {peak:>6.0f} {wall / base_wall:>10.1f}")
+
+
+if __name__ == "__main__":
+    main()
