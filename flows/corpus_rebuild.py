@@ -7,7 +7,7 @@ from prefect import flow, unmapped
 from pretrain_core.config import PipelineConfig, load_config
 from pretrain_core.manifest import StageManifest
 from pretrain_core.pipeline import CORPUS_STAGES
-from tasks.corpus import finalize_stage, finished_stage, fit_stage, plan_stage, run_stage_shard
+from tasks.corpus import fit_for_stage, plan_stage, run_stage_shard, stage_status, write_stage_manifest
 from tasks.progress import artifact_key, results_with_progress
 from tasks.runners import task_runner_for
 
@@ -17,17 +17,17 @@ def rebuild_stages(cfg: PipelineConfig) -> dict[str, StageManifest]:
     """Run the stages of an already-loaded config on the flow's task runner."""
     manifests: dict[str, StageManifest] = {}
     for name in CORPUS_STAGES:
-        done = finished_stage(cfg, name)
+        done = stage_status(cfg, name)
         if done is not None:
             manifests[name] = done
             continue
-        artifacts = fit_stage(cfg, name)
+        artifacts = fit_for_stage(cfg, name)
         plan = plan_stage(cfg, name)
         futures = run_stage_shard.map(unmapped(cfg), unmapped(name), list(plan.jobs), unmapped(artifacts))
         records = results_with_progress(
             futures, artifact_key(cfg.name, name, "progress"), f"{name}: shards done of {len(plan.jobs)}"
         )
-        manifests[name] = finalize_stage(cfg, plan, records, artifacts)
+        manifests[name] = write_stage_manifest(cfg, plan, records, artifacts)
     return manifests
 
 

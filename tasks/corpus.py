@@ -14,7 +14,7 @@ from tasks.progress import artifact_key
 
 
 @task(cache_policy=NO_CACHE, task_run_name="status-{name}")
-def finished_stage(cfg: PipelineConfig, name: str) -> StageManifest | None:
+def stage_status(cfg: PipelineConfig, name: str) -> StageManifest | None:
     """The stage's manifest when it already finished under this config (the rerun does no work)."""
     done = CorpusPipeline(cfg).finished(name)
     if done is not None:
@@ -23,7 +23,7 @@ def finished_stage(cfg: PipelineConfig, name: str) -> StageManifest | None:
 
 
 @task(cache_policy=NO_CACHE, task_run_name="fit-{name}")
-def fit_stage(cfg: PipelineConfig, name: str) -> dict[str, str]:
+def fit_for_stage(cfg: PipelineConfig, name: str) -> dict[str, str]:
     return CorpusPipeline(cfg).fit(name)
 
 
@@ -40,7 +40,7 @@ def run_stage_shard(cfg: PipelineConfig, name: str, job: ShardJob, artifacts: di
 
 
 @task(cache_policy=NO_CACHE, task_run_name="finalize-{plan.name}")
-def finalize_stage(
+def write_stage_manifest(
     cfg: PipelineConfig, plan: StagePlan, records: list[ShardRecord], artifacts: dict[str, str]
 ) -> StageManifest:
     """Write the stage manifest and show its counts as a table in the UI."""

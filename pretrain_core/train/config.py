@@ -28,7 +28,7 @@ class TrainConfig(StrictModel):
     n_layer: int | None = Field(default=None, ge=1, le=128, description="Transformer blocks (overrides the preset).")
     n_head: int | None = Field(default=None, ge=1, le=128, description="Attention heads (overrides the preset).")
     d_model: int | None = Field(default=None, ge=16, le=16384, description="Residual width (overrides the preset).")
-    seq_len: int = Field(default=128, ge=8, le=8192, description="Tokens per training sequence; must match the shards.")
+    seq_len: int = Field(default=256, ge=8, le=8192, description="Tokens per training sequence; must match the shards.")
     micro_batch_size: int = Field(
         default=16, ge=1, le=4096, description="Sequences per rank per forward/backward pass."
     )
@@ -69,8 +69,12 @@ class TrainConfig(StrictModel):
     strategy: Literal["ddp", "fsdp"] = Field(
         default="ddp", description="Data parallel wrapper: DDP or FSDP2 fully_shard."
     )
-    tokens_url: str = Field(default="runs/demo/tokens", description="Tokenization output root (holds data/*.parquet).")
-    tokenizer_url: str = Field(default="runs/demo/tokenizer/tokenizer.model", description="SentencePiece model file.")
+    tokens_url: str = Field(
+        default="outputs/demo/corpus/tokenize", description="Tokenization output root (holds data/*.parquet)."
+    )
+    tokenizer_url: str = Field(
+        default="outputs/demo/corpus/tokenizer/tokenizer.model", description="SentencePiece model the shards use."
+    )
     output_url: str = Field(
         default="runs/demo/train", description="Where checkpoints, TensorBoard logs and summary go."
     )

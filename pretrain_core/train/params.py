@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import copy
 from datetime import UTC, datetime
 from typing import Any, Literal
 
@@ -27,39 +28,49 @@ def _run_name_from(data: dict[str, Any]) -> str:
     return default_run_name(data.get("model", "tiny"), data.get("max_steps", 0))
 
 
-class TrainRunParams(StrictModel):
-    """One training run as launched from the UI or a deployment; `to_train_config` resolves it."""
+def _knob(name: str) -> Any:
+    """TrainConfig's own field (default, bounds, description): the form cannot drift from the config it fills."""
+    return copy.deepcopy(TrainConfig.model_fields[name])
 
-    model: ModelPreset = Field(default="tiny", description="Model size preset: tiny (1.8M), small, 124m (GPT-2).")
-    max_steps: int = Field(default=200, ge=1, le=10_000_000, description="Optimizer steps of the whole run.")
+
+# What changes between runs; everything else keeps TrainConfig's defaults.
+FORM_KNOBS = (
+    "max_steps", "seq_len", "micro_batch_size", "grad_accum_steps", "lr", "warmup_steps", "precision",
+    "num_threads", "nproc_per_node", "nnodes", "rdzv_endpoint", "tokens_url", "tokenizer_url", "checkpoint_every",
+)  # fmt: skip
+
+
+class TrainRunParams(StrictModel):
+    """One training run as launched from the UI or a deployment; `to_train_config` resolves it. Its knobs are
+    TrainConfig's fields; only the preset (no custom shapes on the form), the run's name, where runs go and a
+    time limit are the form's own."""
+
+    model: ModelPreset = Field(
+        default=TrainConfig.model_fields["model"].default, description="Model size preset: tiny (1.8M), small, 124m."
+    )
+    max_steps: int = _knob("max_steps")
     run_name: str = Field(
         default_factory=_run_name_from,
         pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$",
         description="Names the output directory and the events' resource (pretrain.run.RUN_NAME). Unset: "
         "train-MODEL-stepMAX_STEPS-YYYYMMDD (UTC). Reusing a name resumes that run from its newest checkpoint.",
     )
-    seq_len: int = Field(default=256, ge=8, le=8192, description="Tokens per sequence; must match the token shards.")
-    micro_batch_size: int = Field(default=16, ge=1, le=4096, description="Sequences per rank per forward pass.")
-    grad_accum_steps: int = Field(default=1, ge=1, le=1024, description="Micro-batches accumulated per step.")
-    lr: float = Field(default=3e-3, gt=0, le=1.0, description="Peak learning rate, reached at the end of warmup.")
-    warmup_steps: int = Field(default=20, ge=0, description="Steps of linear warmup from 0 to the peak rate.")
-    precision: Literal["fp32", "bf16"] = Field(default="fp32", description="fp32, or bf16 autocast (fp32 weights).")
-    num_threads: int = Field(default=2, ge=1, le=512, description="torch intra-op threads per worker process.")
-    nproc_per_node: int = Field(default=1, ge=1, le=64, description="Worker processes per node (GPUs per node).")
-    nnodes: int = Field(default=1, ge=1, le=4096, description="Nodes in the job; more than 1 needs rdzv_endpoint.")
-    rdzv_endpoint: str | None = Field(
-        default=None, description="host:port of the c10d rendezvous; empty runs torchrun --standalone on one node."
-    )
-    tokens_url: str = Field(
-        default="outputs/demo/corpus/tokenize", description="Token shards: the tokenize stage's output root."
-    )
-    tokenizer_url: str = Field(
-        default="outputs/demo/corpus/tokenizer/tokenizer.model", description="SentencePiece model the shards use."
-    )
+    seq_len: int = _knob("seq_len")
+    micro_batch_size: int = _knob("micro_batch_size")
+    grad_accum_steps: int = _knob("grad_accum_steps")
+    lr: float = _knob("lr")
+    warmup_steps: int = _knob("warmup_steps")
+    precision: Literal["fp32", "bf16"] = _knob("precision")
+    num_threads: int = _knob("num_threads")
+    nproc_per_node: int = _knob("nproc_per_node")
+    nnodes: int = _knob("nnodes")
+    rdzv_endpoint: str | None = _knob("rdzv_endpoint")
+    tokens_url: str = _knob("tokens_url")
+    tokenizer_url: str = _knob("tokenizer_url")
     output_root: str = Field(
         default="outputs/train", description="The run writes checkpoints and logs under OUTPUT_ROOT/RUN_NAME."
     )
-    checkpoint_every: int = Field(default=100, ge=1, description="Checkpoint every this many steps (and at the end).")
+    checkpoint_every: int = _knob("checkpoint_every")
     timeout_s: float | None = Field(
         default=None, gt=0, description="Terminate training after this many seconds; empty: no limit."
     )
@@ -70,21 +81,4 @@ class TrainRunParams(StrictModel):
 
     def to_train_config(self) -> TrainConfig:
         """The full, validated training config; knobs not on the form keep TrainConfig's defaults."""
-        return TrainConfig(
-            model=self.model,
-            max_steps=self.max_steps,
-            seq_len=self.seq_len,
-            micro_batch_size=self.micro_batch_size,
-            grad_accum_steps=self.grad_accum_steps,
-            lr=self.lr,
-            warmup_steps=self.warmup_steps,
-            precision=self.precision,
-            num_threads=self.num_threads,
-            nproc_per_node=self.nproc_per_node,
-            nnodes=self.nnodes,
-            rdzv_endpoint=self.rdzv_endpoint,
-            tokens_url=self.tokens_url,
-            tokenizer_url=self.tokenizer_url,
-            output_url=self.output_url,
-            checkpoint_every=self.checkpoint_every,
-        )
+        return TrainConfig(model=self.model, output_url=self.output_url, **self.model_dump(include=set(FORM_KNOBS)))

@@ -9,16 +9,16 @@ from prefect import flow, unmapped
 
 from pretrain_core.config import PipelineConfig, load_config
 from pretrain_core.pipeline import CorpusPipeline
-from tasks.corpus import finalize_stage, fit_stage, plan_stage, run_stage_shard
+from tasks.corpus import fit_for_stage, plan_stage, run_stage_shard, write_stage_manifest
 from tasks.runners import task_runner_for
 
 
 @flow
 def clean_on_runner(cfg: PipelineConfig) -> int:
-    artifacts = fit_stage(cfg, "clean")
+    artifacts = fit_for_stage(cfg, "clean")
     plan = plan_stage(cfg, "clean")
     records = run_stage_shard.map(unmapped(cfg), unmapped("clean"), list(plan.jobs), unmapped(artifacts)).result()
-    return finalize_stage(cfg, plan, records, artifacts).docs_out
+    return write_stage_manifest(cfg, plan, records, artifacts).docs_out
 
 
 @pytest.mark.usefixtures("prefect_harness")

@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from pretrain_core.train.config import MODEL_PRESETS, TrainConfig
-from pretrain_core.train.params import ModelPreset, TrainRunParams, default_run_name
+from pretrain_core.train.params import FORM_KNOBS, ModelPreset, TrainRunParams, default_run_name
 
 
 def test_defaults_resolve_to_a_valid_config_under_the_run_name() -> None:
@@ -46,3 +46,13 @@ def test_multi_node_without_rendezvous_is_refused_when_resolved() -> None:
         TrainRunParams(nnodes=2).to_train_config()
     cfg = TrainRunParams(nnodes=2, rdzv_endpoint="node0:29500").to_train_config()
     assert (cfg.nnodes, cfg.rdzv_endpoint) == (2, "node0:29500")
+
+
+def test_form_knobs_are_the_train_configs_fields_and_reach_it() -> None:
+    form, config = TrainRunParams.model_fields, TrainConfig.model_fields
+    for name in FORM_KNOBS:
+        same = (form[name].default, form[name].metadata, form[name].description)
+        assert same == (config[name].default, config[name].metadata, config[name].description), name
+    changed = {"max_steps": 7, "seq_len": 64, "lr": 1e-4, "tokens_url": "s3://b/tok", "checkpoint_every": 3}
+    resolved = TrainRunParams(**changed).to_train_config()
+    assert resolved.model_dump(include=set(changed)) == changed
