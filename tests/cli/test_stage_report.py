@@ -9,13 +9,16 @@ import pytest
 
 from pretrain_cli.main import main
 from pretrain_eval.stage_quality.report import PARTS
+from tests.shipped_text import REPO_ROOT
+
+LABELLED = REPO_ROOT / "data" / "labelled"
 
 
 def test_every_part_reports_ours_and_a_baseline_and_the_exit_status_follows_the_bars(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     markdown = tmp_path / "report.md"
-    status = main(["stage-report", "--limit", "150", "--markdown", str(markdown)])
+    status = main(["stage-report", "--limit", "150", "--markdown", str(markdown), "--sets", str(LABELLED)])
     out = capsys.readouterr().out
     rows = [[cell.strip() for cell in line.strip("|").split("|")] for line in markdown.read_text().splitlines()[2:]]
     for part in PARTS:
@@ -26,3 +29,10 @@ def test_every_part_reports_ours_and_a_baseline_and_the_exit_status_follows_the_
     assert status == (1 if "MISS" in verdicts else 0)
     assert out.count("below the bar:") == verdicts.count("MISS")
     assert len(out.splitlines()) - out.count("below the bar:") == 1 + len(rows)  # header + one line per figure
+
+
+def test_missing_labelled_sets_are_one_clear_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["stage-report", "--sets", str(tmp_path / "nowhere")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"pretrain: no labelled sets at {tmp_path / 'nowhere'}: run from a checkout of the repo or pass --sets DIR"
+    )
