@@ -84,6 +84,12 @@ class PiiConfig(StrictModel):
         min_length=1,
         description="Document languages the tagger runs on: those it was trained for.",
     )
+    detect_language: bool = Field(
+        default=True,
+        description="Give documents without a language ('und', as plain JSONL run alone has) one, with the clean "
+        "stage's language id at its defaults, so the tagger still runs on them. Counted in stat "
+        "'pii_lang_detected'; prose the tagger could not run on (another language) in 'pii_tagger_not_run'.",
+    )
     classifier_model: str | None = Field(
         default=None,
         description="fsspec URL of a tagger model (safetensors) built by `python -m pretrain_eval.pii_tagger`; "

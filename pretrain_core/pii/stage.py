@@ -16,6 +16,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pretrain_core import schema as contract
+from pretrain_core.clean.config import LangIdConfig
+from pretrain_core.clean.langid import UNDETERMINED, detect_language
 from pretrain_core.pii.classifier import NameAddressTagger, load_tagger, model_sha256
 from pretrain_core.pii.config import CLASSIFIER_TYPES, PiiConfig
 from pretrain_core.pii.detectors import find_structured
@@ -30,6 +32,7 @@ if TYPE_CHECKING:
 # Chinese nearly every character is one) on large shards.
 _TAGGER_BATCH_CHARS = 1_000_000
 _SEPARATORS = " \t\n,;:()<>[]"
+_LANGID = LangIdConfig()  # the clean stage's defaults, for documents that arrive without a language
 
 
 class PiiStage:
@@ -42,19 +45,22 @@ class PiiStage:
         self.cfg = cfg
         self.tagger: NameAddressTagger | None = load_tagger(cfg.classifier_model) if cfg.uses_classifier() else None
 
-    def detect(self, texts: list[str], is_code: list[bool], langs: list[str]) -> list[list[Span]]:
+    def detect(
+        self, texts: list[str], is_code: list[bool], langs: list[str], stats: Counter[str] | None = None
+    ) -> list[list[Span]]:
         """Non-overlapping PII spans per document: patterns everywhere, the tagger where its kinds are wanted
-        and the document is in one of its languages."""
+        and the document is in one of its languages (detected here when unknown). `stats` counts the documents
+        whose language was detected and those the tagger could not run on."""
+        stats = Counter() if stats is None else stats
         found = [
             find_structured(text, self._types(code), self.cfg.keep_private_ips)
             for text, code in zip(texts, is_code, strict=True)
         ]
         if self.tagger is not None:
-            eligible = [
-                i
-                for i, (code, lang) in enumerate(zip(is_code, langs, strict=True))
-                if lang in self.cfg.classifier_langs and self._types(code) & set(CLASSIFIER_TYPES)
-            ]
+            wants_tagger = [bool(self._types(code) & set(CLASSIFIER_TYPES)) for code in is_code]
+            langs = self._known_languages(texts, langs, wants_tagger, stats)
+            eligible = [i for i, lang in enumerate(langs) if wants_tagger[i] and lang in self.cfg.classifier_langs]
+            stats["pii_tagger_not_run"] += sum(wants_tagger) - len(eligible)
             for batch in _batches(eligible, texts):
                 tagged = self.tagger.find_spans([texts[i] for i in batch], self.cfg.classifier_threshold)
                 for index, spans in zip(batch, tagged, strict=True):
@@ -62,6 +68,19 @@ class PiiStage:
                     learned = [s for s in spans if s.type in wanted]
                     found[index] += _kept_learned(texts[index], learned, found[index])
         return [resolve_overlaps(spans) for spans in found]
+
+    def _known_languages(
+        self, texts: list[str], langs: list[str], wants_tagger: list[bool], stats: Counter[str]
+    ) -> list[str]:
+        """Languages with 'und' replaced by a detected one where the tagger would run on the document."""
+        if not self.cfg.detect_language:
+            return langs
+        known = list(langs)
+        for i, lang in enumerate(langs):
+            if wants_tagger[i] and (not lang or lang == UNDETERMINED):
+                known[i] = detect_language(texts[i], _LANGID).lang
+                stats["pii_lang_detected"] += 1
+        return known
 
     def _types(self, is_code: bool) -> set[str]:
         wanted: set[str] = set(self.cfg.types)
@@ -73,10 +92,10 @@ class PiiStage:
         domains = table.column("domain").to_pylist()
         code_languages = table.column("code_language").to_pylist()
         is_code = [d == "code" or c is not None for d, c in zip(domains, code_languages, strict=True)]
-        all_spans = self.detect(texts, is_code, table.column("lang").to_pylist())
+        stats: Counter[str] = Counter()
+        all_spans = self.detect(texts, is_code, table.column("lang").to_pylist(), stats)
 
         out_texts, counts, kinds, reasons = [], [], [], []
-        stats: Counter[str] = Counter()
         for text, spans in zip(texts, all_spans, strict=True):
             out_texts.append(text if self.cfg.action == "tag" else redact(text, spans, self.cfg.placeholder))
             counts.append(len(spans))

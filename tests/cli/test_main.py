@@ -55,3 +55,24 @@ def test_stage_runs_alone_on_raw_jsonl_and_quarantines_bad_lines(tmp_path: Path,
     # The licence directory itself holds identical texts under several names, plus the repeated line above.
     assert manifest["dropped"]["exact_duplicate"] == len(real_texts) + 1 - len(set(real_texts))
     assert manifest["docs_out"] + sum(manifest["dropped"].values()) == manifest["docs_in"]
+
+
+def test_pii_alone_on_plain_jsonl_redacts_names_and_counts_detected_languages(tmp_path: Path) -> None:
+    path = tmp_path / "people.jsonl"
+    texts = [
+        "Yesterday, Michael Johnson said the plan was ready.",
+        "Gestern hat Anna Schmidt den Vertrag unterschrieben.",
+    ]
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in texts), encoding="utf-8")
+    out = tmp_path / "pii"
+
+    assert main(["stage", "pii", "--input", str(path), "--output", str(out)]) == 0
+
+    manifest = storage.read_json(str(out / "manifest.json"))
+    kept = [
+        t
+        for u in storage.list_files(str(out / "data"), ".parquet")
+        for t in storage.read_parquet(u)["text"].to_pylist()
+    ]
+    assert all("<PERSON>" in t for t in kept) and len(kept) == 2
+    assert manifest["stats"]["pii_lang_detected"] == 2

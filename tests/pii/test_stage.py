@@ -138,3 +138,22 @@ def test_a_pattern_match_cuts_a_tagger_span_that_grew_over_it(pii_config: PiiCon
     assert ("030 12345678", "phone") in found
     assert not [covered for covered, kind in found if kind != "phone" and "030" in covered]
     assert not [covered for covered, _ in found if covered.strip() in ("Tel.", "Tel")]
+
+
+def test_documents_without_a_language_get_one_so_names_are_still_found(pii_config: PiiConfig) -> None:
+    """Plain JSONL run alone arrives with lang 'und': the tagger must not silently skip it."""
+    text = "Yesterday, Michael Johnson said the plan was ready, and the board agreed with him."
+    table = dedup_table(
+        [(text, "general", None, "und"), ("Gestern hat Anna Schmidt unterschrieben.", "general", None, "und")]
+    )
+    output = PiiStage(pii_config).process(table)
+    assert output.kept.column("text").to_pylist()[0].count("<PERSON>") == 1
+    assert output.stats["pii_lang_detected"] == 2 and output.stats.get("pii_tagger_not_run", 0) == 0
+    blind = PiiStage(pii_config.model_copy(update={"detect_language": False})).process(table)
+    assert "<PERSON>" not in blind.kept.column("text").to_pylist()[0]
+    assert blind.stats["pii_tagger_not_run"] == 2  # counted, not silent
+
+
+def test_prose_in_a_language_the_tagger_lacks_is_counted(pii_config: PiiConfig) -> None:
+    table = dedup_table([("Ayer, Juan García dijo que el plan estaba listo.", "general", None, "es")])
+    assert PiiStage(pii_config).process(table).stats["pii_tagger_not_run"] == 1
