@@ -76,11 +76,13 @@ class DedupConfig(StrictModel):
         "distance against simhash_max_hamming) which needs only the sketches.",
     )
     guard_margin: float = Field(
-        default=0.1,
+        default=0.0,
         ge=0.0,
         le=1.0,
         description="Every cluster member must be at least (threshold - guard_margin) similar to its "
-        "representative; clusters chained further apart are split.",
+        "representative; clusters chained further apart are split. 0: no document is removed unless it is at "
+        "least `threshold` similar to the one kept (counted as `near_below_threshold` in the summary, 0 then); "
+        "a positive margin also removes the far ends of chains of copies.",
     )
     full_pairs_limit: int = Field(
         default=64,

@@ -57,6 +57,7 @@ class NearDuplicates:
     candidate_pairs: int
     verified_pairs: int
     guard_splits: int
+    below_threshold: int  # members less similar than the threshold to their representative (by `verify_with`)
     lsh_bands: int
     lsh_rows: int
 
@@ -84,7 +85,17 @@ def near_duplicate_roots(sketches: Sketches, rank: np.ndarray, groups: np.ndarra
     verified = _verify(pairs, similarity, cfg.similarity_threshold) if cfg.verify_candidates else pairs
     roots = union_find_roots(len(sketches), verified, rank)
     roots, splits = split_loose_clusters(roots, rank, similarity, cfg.similarity_threshold - cfg.guard_margin)
-    return NearDuplicates(roots, len(pairs), len(verified), splits, bands, rows)
+    below = _below_threshold(roots, similarity, cfg.similarity_threshold)
+    return NearDuplicates(roots, len(pairs), len(verified), splits, below, bands, rows)
+
+
+def _below_threshold(roots: np.ndarray, similarity: Similarity, threshold: float) -> int:
+    """How many clustered texts are less than ``threshold`` similar to their representative."""
+    below = 0
+    members = np.flatnonzero(roots != np.arange(len(roots)))
+    for root in np.unique(roots[members]).tolist():
+        below += int(np.count_nonzero(similarity(root, members[roots[members] == root]) < threshold))
+    return below
 
 
 def _similarity(sketches: Sketches, cfg: DedupConfig) -> Similarity:

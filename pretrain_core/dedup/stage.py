@@ -75,7 +75,7 @@ def fit_dedup(input_urls: list[str], cfg: DedupConfig, artifact_dir: str) -> dic
     near = (
         near_duplicate_roots(corpus.sketches, text_rank, corpus.text_groups, cfg)
         if corpus.sketches is not None
-        else NearDuplicates(np.arange(n_texts, dtype=np.int64), 0, 0, 0, 0, 0)
+        else NearDuplicates(np.arange(n_texts, dtype=np.int64), 0, 0, 0, 0, 0, 0)
     )
     representative = doc_at_rank[text_rank[near.roots[corpus.text_of_doc]]]
     sizes = np.bincount(representative, minlength=n_docs)[representative]
@@ -99,6 +99,7 @@ def fit_dedup(input_urls: list[str], cfg: DedupConfig, artifact_dir: str) -> dic
         "candidate_pairs": near.candidate_pairs,
         "verified_pairs": near.verified_pairs,
         "guard_splits": near.guard_splits,
+        "near_below_threshold": near.below_threshold,
         "bands": near.lsh_bands,
         "rows": near.lsh_rows,
     }
