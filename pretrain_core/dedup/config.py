@@ -7,6 +7,7 @@ from typing import Literal, Self
 from pydantic import Field, model_validator
 
 from pretrain_core.config_base import StrictModel
+from pretrain_core.dedup.normalize import DEFAULT_IGNORE, Ignorable
 
 
 class DedupConfig(StrictModel):
@@ -47,7 +48,17 @@ class DedupConfig(StrictModel):
     )
     num_perm: int = Field(default=128, ge=16, le=1024, description="MinHash permutations (signature width).")
     threshold: float = Field(
-        default=0.8, gt=0.0, lt=1.0, description="Jaccard similarity from which two documents are near-duplicates."
+        default=0.8,
+        gt=0.0,
+        lt=1.0,
+        description="Jaccard similarity (of shingle sets of the text normalised as `ignore` says: by default case "
+        "and punctuation ignored) from which two documents are near-duplicates.",
+    )
+    ignore: list[Ignorable] = Field(
+        default=list(DEFAULT_IGNORE),
+        description="What normalisation folds away before exact hashing and shingling: 'case', 'punctuation' "
+        "(words only) and 'digits' (every number the same). Default case and punctuation, as datatrove; [] keeps "
+        "both, so punctuation-only edits make documents differ.",
     )
     lsh_false_negative_weight: float = Field(
         default=0.98,

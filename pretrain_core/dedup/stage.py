@@ -133,7 +133,7 @@ def _read_corpus(input_urls: list[str], cfg: DedupConfig) -> _Corpus:
         table = storage.read_parquet(url, columns=_FIT_COLUMNS)
         new_texts: list[str] = []
         for doc_id, text, domain in zip(*(table.column(c).to_pylist() for c in _FIT_COLUMNS), strict=True):
-            normalized = normalize_text(text)
+            normalized = normalize_text(text, cfg.ignore)
             namespace = domain if cfg.scope == "domain" else ""
             key = exact_key(normalized, text, namespace) if cfg.exact else doc_id.encode()
             row = text_index.get(key)

@@ -80,7 +80,7 @@ def default_dedup_config() -> DedupConfig:
 
 def stage_shingles(texts: Sequence[str], cfg: DedupConfig) -> ShingleSets:
     """The shingle sets the dedup stage compares: its normalisation, then its shingling under ``cfg``."""
-    normalized = [normalize_text(t) for t in texts]
+    normalized = [normalize_text(t, cfg.ignore) for t in texts]
     return shingle_sets(normalized, cfg.shingle, cfg.word_ngram, cfg.char_ngram, cfg.min_unspaced_share)
 
 

@@ -25,3 +25,11 @@ def test_full_width_and_cjk_punctuation_fold(tutor: Callable[[str], str]) -> Non
 def test_idempotent_on_real_text(licence: Callable[[str], str]) -> None:
     once = normalize_text(licence("GPL-2"))
     assert normalize_text(once) == once
+
+
+def test_what_is_ignored_is_an_option() -> None:
+    text = "Release 2.4, built on 2024-05-01: Fixed."
+    assert normalize_text(text) == "release 2 4 built on 2024 05 01 fixed"
+    assert normalize_text(text, ignore=["case", "punctuation", "digits"]) == "release 0 0 built on 0 0 0 fixed"
+    assert normalize_text(text, ignore=[]) == "Release 2.4, built on 2024-05-01: Fixed."
+    assert normalize_text("a  b\n\tc.", ignore=["case"]) == "a b c."

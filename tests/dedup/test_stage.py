@@ -129,6 +129,17 @@ def test_exact_only_and_near_only(
     assert reasons == Counter({None: len(corpus) - 4, "near_duplicate": 4})  # copies found as Jaccard 1.0
 
 
+def test_punctuation_sensitive_dedup_is_an_option(
+    tmp_path: Path, write_clean_shards: Callable[..., list[str]], licence: Callable[[str], str]
+) -> None:
+    bsd = licence("BSD")
+    docs = [("a", bsd, "general"), ("b", bsd.replace(",", ";"), "general"), ("c", bsd.upper(), "general")]
+    _fit(write_clean_shards, docs, tmp_path)
+    assert [r["drop_reason"] for r in _clusters(tmp_path).values()] == [None, "exact_duplicate", "exact_duplicate"]
+    _fit(write_clean_shards, docs, tmp_path, ignore=["case"], method="none")
+    assert [r["drop_reason"] for r in _clusters(tmp_path).values()] == [None, None, "exact_duplicate"]
+
+
 def test_domain_scope_keeps_a_copy_per_domain(
     tmp_path: Path, write_clean_shards: Callable[..., list[str]], licence: Callable[[str], str]
 ) -> None:
