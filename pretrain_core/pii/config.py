@@ -27,9 +27,11 @@ class PiiConfig(StrictModel):
         default=list(PII_TYPES), min_length=1, description="Kinds of PII to detect; anything else is left alone."
     )
     code_types: list[PiiType] = Field(
-        default=["email", "ip", "secret"],
-        description="Kinds detected in code documents (domain 'code'). Names in code are identifiers and digit runs "
-        "are constants, so only these are looked for there.",
+        default=["email", "phone", "ip", "card", "iban", "national_id", "secret"],
+        description="Kinds detected in code documents (domain 'code'): every structured kind, each with its "
+        "validator (constants, hashes, UUIDs and version numbers do not pass them), so a card number in a test "
+        "fixture or a phone number in a comment is redacted. Names and addresses are left out: in code most "
+        "capitalised words are identifiers.",
     )
     action: Literal["redact", "tag", "drop"] = Field(
         default="redact",

@@ -12,7 +12,7 @@ def test_defaults_detect_every_kind_and_use_the_tagger() -> None:
     cfg = PiiConfig()
     assert cfg.uses_classifier()
     assert cfg.placeholder("national_id") == "<NATIONAL_ID>"
-    assert set(cfg.code_types) == {"email", "ip", "secret"}
+    assert set(cfg.code_types) == {"email", "phone", "ip", "card", "iban", "national_id", "secret"}
 
 
 def test_placeholder_format_may_use_lower_case_type() -> None:

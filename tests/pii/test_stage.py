@@ -89,6 +89,21 @@ def test_code_keeps_names_and_private_addresses(pii_config: PiiConfig, shard: pa
     assert row["pii_types"] == ["ip", "secret"]
 
 
+def test_code_is_searched_for_every_structured_kind_but_its_constants_are_left(pii_config: PiiConfig) -> None:
+    code = (
+        "# Support: call +1 415-555-0132\n"
+        'TEST_CARD = "4111 1111 1111 1111"  # Visa test number\n'
+        'ACCOUNT = "DE89 3704 0044 0532 0130 00"\n'
+        'timeout_ms = 1234567890\nuid = "550e8400-e29b-41d4-a716-446655440000"\nMAGIC = 0x7f454c46\n'
+    ) + "".join(
+        f"\n\ndef handler_{i}(event, context):\n    return process(event, retries={i}, delay=0.5)\n" for i in range(8)
+    )
+    row = PiiStage(pii_config).process(dedup_table([(code, "code", "python", "und")])).kept.to_pylist()[0]
+    assert row["pii_types"] == ["card", "iban", "phone"]
+    assert "call <PHONE>" in row["text"] and 'TEST_CARD = "<CARD>"' in row["text"] and '"<IBAN>"' in row["text"]
+    assert "1234567890" in row["text"] and "550e8400" in row["text"] and "0x7f454c46" in row["text"]
+
+
 def test_tag_and_drop_actions(pii_config: PiiConfig, shard: pa.Table) -> None:
     tagged = PiiStage(pii_config.model_copy(update={"action": "tag"})).process(shard)
     assert tagged.kept.column("text").to_pylist()[0] == shard.column("text").to_pylist()[0]
