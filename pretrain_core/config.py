@@ -18,7 +18,7 @@ import yaml
 from pydantic import Field, ValidationError, field_validator
 
 from pretrain_core.clean.config import CleanConfig
-from pretrain_core.config_base import StrictModel
+from pretrain_core.config_base import ConfigError, StrictModel
 from pretrain_core.dedup.config import DedupConfig
 from pretrain_core.ingest.config import IngestConfig, SourceConfig
 from pretrain_core.mixture.config import MixtureConfig
@@ -29,10 +29,6 @@ from pretrain_core.train.config import EvalConfig, TrainConfig
 
 # Package data, installed as files: the demo config names its corpus (pretrain_core/data/demo) relative to itself.
 DEFAULT_CONFIG = Path(str(resources.files("pretrain_core").joinpath("defaults", "demo.yaml")))
-
-
-class ConfigError(ValueError):
-    """A config that cannot be used, with every problem named by its dotted key."""
 
 
 class StorageConfig(StrictModel):

@@ -1,4 +1,5 @@
-"""Base class for every config model: unknown keys and wrong types are refused, never ignored."""
+"""Base class for every config model (unknown keys and wrong types are refused, never ignored), and the error a
+stage raises when its settings cannot work on its input (the CLI prints it as one line)."""
 
 from __future__ import annotations
 
@@ -9,3 +10,7 @@ class StrictModel(BaseModel):
     """A frozen pydantic model that refuses unknown keys, so a typo in YAML is an error naming the key."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+
+
+class ConfigError(ValueError):
+    """A config that cannot be used, with every problem named by its dotted key."""

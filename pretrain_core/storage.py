@@ -110,7 +110,9 @@ def write_parquet(url: str, table: pa.Table) -> None:
 def read_parquet(url: str, columns: list[str] | None = None) -> pa.Table:
     fs, path = filesystem(url)
     with fs.open(path, "rb") as handle:
-        return pq.read_table(handle, columns=columns)
+        # No pre-buffering: its background reads can outlive the call and then need the GIL during interpreter
+        # shutdown, which aborts the process ("terminate called without an active exception") after an error.
+        return pq.read_table(handle, columns=columns, pre_buffer=False)
 
 
 def remove(url: str) -> None:

@@ -20,6 +20,7 @@ import numpy as np
 import pyarrow as pa
 
 from pretrain_core import storage
+from pretrain_core.config_base import ConfigError
 from pretrain_core.quality.config import BUCKETS, QualityConfig
 from pretrain_core.quality.corpus import CorpusSample, scan_corpus
 from pretrain_core.quality.cutoffs import (
@@ -146,9 +147,13 @@ def _plan_models(corpus: CorpusSample, cfg: QualityConfig) -> tuple[dict[str, _M
     for group in sorted({group for group, _ in corpus.population}):
         records = corpus.reference[group]
         if not records:
-            raise ValueError(
-                f"quality: the input has {group} documents but no {group} reference text; "
-                f"check quality.{group}_reference (urls, domains, sources)"
+            reference = getattr(cfg, f"{group}_reference")
+            named = f"sources {', '.join(reference.sources)} of domains" if reference.sources else "domains"
+            raise ConfigError(
+                f"quality: the input has {group} documents but no {group} reference text (quality.{group}_reference "
+                f"takes {named} {', '.join(reference.domains)} from urls {', '.join(reference.urls)}); "
+                f"name the input's reference sources, --set quality.{group}_reference.sources=[] to use all of "
+                f"its {'/'.join(reference.domains)} documents, or point quality.{group}_reference.urls at files"
             )
         plans[group] = _ModelPlan("sentencepiece", records)
         if group != PROSE or not cfg.per_language_models:

@@ -10,6 +10,7 @@ import pytest
 
 from pretrain_cli.main import build_parser, main
 from pretrain_core import storage
+from tests.shipped_text import REPO_ROOT
 
 
 @pytest.mark.parametrize("command", ["run", "corpus", "train", "stage", "config"])
@@ -76,3 +77,18 @@ def test_pii_alone_on_plain_jsonl_redacts_names_and_counts_detected_languages(tm
     ]
     assert all("<PERSON>" in t for t in kept) and len(kept) == 2
     assert manifest["stats"]["pii_lang_detected"] == 2
+
+
+def test_quality_alone_without_reference_text_is_one_line_and_exit_2(tmp_path: Path, real_texts: list[str]) -> None:
+    """A fresh process, as a user runs it: the error is one line, and the process exits cleanly (no abort from
+    Arrow's background reads at interpreter shutdown)."""
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in real_texts), encoding="utf-8")
+    run = subprocess.run(
+        [sys.executable, "-m", "pretrain_cli.main", "stage", "quality", "--input", str(path), "--output",
+         str(tmp_path / "out")], capture_output=True, text=True, timeout=300, cwd=REPO_ROOT,
+    )  # fmt: skip
+    assert run.returncode == 2, run.stderr[-2000:]
+    last = run.stderr.strip().splitlines()[-1]
+    assert last.startswith("pretrain: quality: the input has prose documents but no prose reference text")
+    assert "quality.prose_reference.sources=[]" in last and "Traceback" not in run.stderr
