@@ -7,6 +7,7 @@ columns that earlier stages would have filled (`lang` = "und", each document its
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable
 from typing import Any
 
@@ -15,6 +16,7 @@ import pyarrow.parquet as pq
 
 from pretrain_core import schema, storage
 from pretrain_core.config import PipelineConfig
+from pretrain_core.ingest.compression import open_decompressed
 from pretrain_core.ingest.config import SourceConfig
 from pretrain_core.manifest import StageManifest
 from pretrain_core.pipeline import CorpusPipeline
@@ -60,8 +62,30 @@ def _is_ingested(url: str) -> bool:
     return set(schema.INGEST.names) <= names
 
 
+_GZIP_MAGIC = b"\x1f\x8b"
+
+
+def input_format(url: str) -> str:
+    """jsonl, parquet, warc or wet: from the file's first bytes (decompressed), so a WARC is never read as JSONL.
+    Text that is neither WARC nor Parquet is taken as JSONL, whose reader quarantines lines that do not parse; a
+    file too damaged to look into goes by its suffix, to the reader that counts it as truncated or corrupt."""
+    try:
+        with open_decompressed(url) as stream:
+            head = stream.read(4096)
+        if head.startswith(_GZIP_MAGIC):  # gzip without its suffix: look inside (warcio reads it either way)
+            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 4096)
+    except (EOFError, OSError, zlib.error):  # damaged: the suffix decides, and that reader quarantines the file
+        return "parquet" if url.endswith(".parquet") else "jsonl"
+    if head.startswith(b"PAR1"):
+        return "parquet"
+    if head.startswith(b"WARC/"):
+        wet = b"WARC-Type: conversion" in head or url.lower().removesuffix(".gz").endswith(".wet")
+        return "wet" if wet else "warc"
+    return "jsonl"
+
+
 def _source_for(url: str, index: int, domain: str, text_field: str) -> SourceConfig:
-    fmt = "parquet" if url.endswith(".parquet") else "jsonl"
+    fmt = input_format(url)
     return SourceConfig.model_validate(
         {"name": f"input_{index}", "domain": domain, "format": fmt, "path": url, "text_field": text_field}
     )

@@ -92,3 +92,9 @@ def test_quality_alone_without_reference_text_is_one_line_and_exit_2(tmp_path: P
     last = run.stderr.strip().splitlines()[-1]
     assert last.startswith("pretrain: quality: the input has prose documents but no prose reference text")
     assert "quality.prose_reference.sources=[]" in last and "Traceback" not in run.stderr
+
+
+def test_an_override_that_is_not_yaml_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["config", "show", "--set", "dedup.threshold=[0.7"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("pretrain: override 'dedup.threshold=[0.7': the value is not valid YAML") and "\n" not in err
