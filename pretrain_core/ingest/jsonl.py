@@ -53,7 +53,7 @@ def _lines(
             continue
         try:
             record = json.loads(decoded)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, RecursionError):  # nesting deeper than the parser's stack is malformed too
             yield dropped(location, MALFORMED_JSON, decoded)
             continue
         if not isinstance(record, dict):

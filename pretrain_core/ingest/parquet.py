@@ -20,7 +20,8 @@ _BATCH_ROWS = 64
 
 
 def read_parquet(url: str, rel: str, source: SourceConfig, cfg: IngestConfig, stats: Counter[str]) -> Iterator[RawDoc]:
-    """Every row of the file as a document or a drop; an unreadable file is one `corrupt_parquet` drop."""
+    """Every row of the file as a document or a drop; an unreadable file is one `corrupt_parquet` drop, an unreadable
+    row group one per row it holds."""
     fs, path = storage.filesystem(url)
     if fs.size(path) == 0:
         stats["empty_files"] += 1
@@ -42,10 +43,21 @@ def read_parquet(url: str, rel: str, source: SourceConfig, cfg: IngestConfig, st
                 yield dropped(f"{rel}:{row}", MISSING_TEXT_FIELD)
             return
         columns = [source.text_field] + ([source.id_field] if source.id_field in names else [])
-        row = 0
-        for batch in parquet.iter_batches(batch_size=_BATCH_ROWS, columns=columns):
-            texts = batch.column(source.text_field).to_pylist()
-            ids = batch.column(source.id_field).to_pylist() if source.id_field in names else [None] * len(texts)
-            for text, record_id in zip(texts, ids, strict=True):
-                yield from_fields(f"{rel}:{row}", text, record_id, source.id_field is not None)
-                row += 1
+        first = 0
+        for group in range(parquet.num_row_groups):
+            # Row group by row group: a damaged page costs the rows of its group not yet read, each dropped as
+            # `corrupt_parquet` at its location, and reading goes on with the next group.
+            group_rows = parquet.metadata.row_group(group).num_rows
+            row = first
+            try:
+                for batch in parquet.iter_batches(batch_size=_BATCH_ROWS, columns=columns, row_groups=[group]):
+                    texts = batch.column(source.text_field).to_pylist()
+                    ids = batch.column(source.id_field).to_pylist() if source.id_field in names else [None] * len(texts)
+                    for text, record_id in zip(texts, ids, strict=True):
+                        yield from_fields(f"{rel}:{row}", text, record_id, source.id_field is not None)
+                        row += 1
+            except (pa.ArrowException, OSError) as error:
+                detail = f"row group {group}: {type(error).__name__}: {error}"[: cfg.preview_chars]
+                for lost in range(row, first + group_rows):
+                    yield dropped(f"{rel}:{lost}", CORRUPT_PARQUET, detail)
+            first += group_rows

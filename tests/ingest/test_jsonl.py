@@ -26,6 +26,13 @@ def _jsonl(records: list[object]) -> bytes:
     return "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records).encode()
 
 
+def test_a_line_nested_past_the_parsers_stack_is_malformed_not_fatal(tmp_path: Path, paragraphs: list[str]) -> None:
+    deep = b'{"text": ' + b"[" * 200_000 + b"]" * 200_000 + b"}"
+    (tmp_path / "deep.jsonl").write_bytes(deep + b"\n" + json.dumps({"text": paragraphs[0]}).encode() + b"\n")
+    docs, _ = _read(tmp_path / "deep.jsonl")
+    assert [(d.location, d.reason) for d in docs] == [("deep.jsonl:1", "malformed_json"), ("deep.jsonl:2", None)]
+
+
 @pytest.mark.parametrize(
     ("name", "compress"),
     [

@@ -56,3 +56,19 @@ def test_empty_and_corrupt_files_are_quarantined(tmp_path: Path, paragraphs: lis
         docs, stats = _read(tmp_path / name)
         assert [(d.location, d.reason) for d in docs] == [(name, reason)]
         assert stats["empty_files"] == (reason == "empty_file")
+
+
+def test_a_damaged_row_group_costs_its_rows_and_reading_goes_on(tmp_path: Path, paragraphs: list[str]) -> None:
+    path = tmp_path / "pages.parquet"
+    pq.write_table(pa.table({"text": paragraphs}), path, row_group_size=40, compression="snappy")
+    meta = pq.ParquetFile(path).metadata
+    column = meta.row_group(1).column(0)
+    start = column.data_page_offset
+    data = bytearray(path.read_bytes())
+    data[start + 20 : start + 120] = bytes(100)  # zero a stretch of group 1's page: the snappy block no longer decodes
+    path.write_bytes(bytes(data))
+    docs, _ = _read(path)
+    assert len(docs) == len(paragraphs)  # every row accounted for: read, or dropped at its location
+    lost = [d for d in docs if d.reason == "corrupt_parquet"]
+    assert lost and {int(d.location.split(":")[1]) for d in lost} <= set(range(40, 80))
+    assert [d.text for d in docs if d.reason is None] == [p for i, p in enumerate(paragraphs) if not 40 <= i < 80]
