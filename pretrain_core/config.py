@@ -145,10 +145,15 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         raise ConfigError(f"config file {source} must hold a mapping at the top level")
     raw = apply_overrides(raw, overrides or [])
     listed_in = source.parent
-    if "sources_file" in raw:
-        sources_file = source.parent / raw.pop("sources_file")
-        raw["sources"] = _read_yaml(sources_file, "sources file")
-        listed_in = sources_file.parent
+    sources_file = raw.pop("sources_file", None)
+    if sources_file is not None:
+        if "sources" in raw:
+            raise ConfigError(
+                "both sources and sources_file are set: give one (--set sources_file=null to use the sources given)"
+            )
+        listed = source.parent / str(sources_file)
+        raw["sources"] = _read_yaml(listed, "sources file")
+        listed_in = listed.parent
     _resolve_source_paths(raw.get("sources"), listed_in)
     try:
         return PipelineConfig.model_validate(raw)

@@ -69,3 +69,10 @@ def test_missing_and_malformed_files_are_clear_errors(tmp_path: Path) -> None:
         load_config(tmp_path / "nope.yaml")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load_config(_write(tmp_path, "sources: [unclosed"))
+
+
+def test_sources_given_beside_a_sources_file_are_refused_not_ignored() -> None:
+    with pytest.raises(ConfigError, match="both sources and sources_file are set"):
+        load_config(overrides=["sources=5"])
+    with pytest.raises(ConfigError, match=r"sources: Input should be a valid list"):
+        load_config(overrides=["sources=5", "sources_file=null"])
