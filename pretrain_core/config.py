@@ -40,6 +40,11 @@ class StorageConfig(StrictModel):
         default=None,
         description="S3-compatible endpoint (MinIO, moto, Ceph). Credentials come from the usual AWS environment.",
     )
+    create_bucket: bool = Field(
+        default=False,
+        description="Create the bucket of an object-store root that does not exist. Off: a missing (say, mistyped) "
+        "bucket is refused before any stage runs.",
+    )
 
 
 class ExecutionConfig(StrictModel):

@@ -16,6 +16,7 @@ from pydantic import BaseModel
 
 from pretrain_core import storage
 from pretrain_core.config import PipelineConfig
+from pretrain_core.config_base import ConfigError
 from pretrain_core.ingest.stage import plan_ingest, run_ingest_shard
 from pretrain_core.manifest import ShardRecord, StageManifest, config_hash
 from pretrain_core.stage import (
@@ -45,10 +46,19 @@ class StagePlan:
     started_at: float  # wall-clock time the plan was made, for the manifest's timing
 
 
+_checked_roots: set[tuple[str, str | None]] = set()  # roots whose bucket this process has seen, checked once
+
+
 def configure_storage(cfg: PipelineConfig) -> None:
     """Apply storage settings in this process (also called on every Dask worker before it touches data)."""
     if cfg.storage.endpoint_url:
         storage.set_storage_options("s3", client_kwargs={"endpoint_url": cfg.storage.endpoint_url})
+    if (cfg.storage.root, cfg.storage.endpoint_url) not in _checked_roots:
+        try:
+            storage.ensure_bucket(cfg.storage.root, cfg.storage.create_bucket)
+        except FileNotFoundError as exc:
+            raise ConfigError(str(exc)) from None
+        _checked_roots.add((cfg.storage.root, cfg.storage.endpoint_url))
 
 
 class CorpusPipeline:

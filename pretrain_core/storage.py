@@ -19,6 +19,8 @@ import pyarrow.parquet as pq
 from fsspec.core import url_to_fs
 
 _storage_options: dict[str, dict[str, Any]] = {}
+# Object stores have buckets, not directories: creating "directories" there would create a missing bucket.
+OBJECT_STORES = {"s3", "s3a", "gs", "gcs", "az", "abfs"}
 
 
 def set_storage_options(protocol: str, **options: Any) -> None:
@@ -26,10 +28,28 @@ def set_storage_options(protocol: str, **options: Any) -> None:
     _storage_options[protocol] = options
 
 
+def protocol_of(url: str) -> str:
+    return url.split("://", 1)[0] if "://" in url else "file"
+
+
 def filesystem(url: str) -> tuple[fsspec.AbstractFileSystem, str]:
     """The filesystem for ``url`` and the path inside it."""
-    protocol = url.split("://", 1)[0] if "://" in url else "file"
-    return url_to_fs(url, **_storage_options.get(protocol, {}))
+    return url_to_fs(url, **_storage_options.get(protocol_of(url), {}))
+
+
+def ensure_bucket(url: str, create: bool) -> None:
+    """Refuse (or, with ``create``, make) the missing bucket of an object-store URL; nothing for other URLs."""
+    if protocol_of(url) not in OBJECT_STORES:
+        return
+    fs, path = filesystem(url)
+    bucket = path.split("/", 1)[0]
+    if fs.exists(bucket):
+        return
+    if not create:
+        raise FileNotFoundError(
+            f"bucket {bucket!r} of {url} does not exist: check storage.root, or set storage.create_bucket=true"
+        )
+    fs.mkdir(bucket)
 
 
 def join(base: str, *parts: str) -> str:
@@ -69,7 +89,7 @@ def atomic_open(url: str, mode: str = "wb") -> Iterator[IO[Any]]:
     """Open ``url`` for writing under a temporary name; rename into place only if the block succeeds."""
     fs, path = filesystem(url)
     parent = path.rsplit("/", 1)[0] if "/" in path else ""
-    if parent:
+    if parent and protocol_of(url) not in OBJECT_STORES:
         fs.makedirs(parent, exist_ok=True)
     tmp = f"{parent}/.tmp-{uuid.uuid4().hex}-{path.rsplit('/', 1)[-1]}" if parent else f".tmp-{uuid.uuid4().hex}"
     try:

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from pretrain_core import storage
-from pretrain_core.config import load_config
+from pretrain_core.config import ConfigError, load_config
 from pretrain_core.pipeline import CorpusPipeline, training_config
 
 
@@ -73,3 +73,17 @@ def test_training_reads_this_runs_shards_and_tokenizer(small_config_file: Path) 
     rebuilt = training_config(load_config(small_config_file, ["pack.seq_len=128"]))
     assert rebuilt.output_url != train.output_url  # a new corpus trains a new run instead of resuming the old one
     assert training_config(load_config(small_config_file, ["train.max_steps=99"])).output_url == train.output_url
+
+
+def test_a_missing_bucket_is_refused_before_anything_runs_unless_asked_to_create_it(
+    small_config_file: Path, s3_endpoint: str
+) -> None:
+    mistyped = ["storage.root=s3://pretrain-tset/run", f"storage.endpoint_url={s3_endpoint}"]
+    try:
+        with pytest.raises(ConfigError, match="bucket 'pretrain-tset' of s3://pretrain-tset/run does not exist"):
+            CorpusPipeline(load_config(small_config_file, mistyped))
+        assert not storage.exists("s3://pretrain-tset")  # nothing was created
+        CorpusPipeline(load_config(small_config_file, [*mistyped, "storage.create_bucket=true"]))
+        assert storage.exists("s3://pretrain-tset")
+    finally:
+        storage.set_storage_options("s3")
