@@ -146,6 +146,11 @@ class ProseThresholds(StrictModel):
         "Lao, Khmer, Myanmar) each character counts as one word.",
     )
     max_words: int = Field(default=100_000, ge=1, description="More words than this: 'too_many_words'.")
+    placeholder_phrases: list[str] = Field(
+        default=["lorem ipsum"],
+        description="A document holding one of these (any case) is template filler: 'placeholder_text' (C4 drops "
+        "every page with 'lorem ipsum'). Empty: the rule is off.",
+    )
     min_mean_word_length: float = Field(
         default=3.0,
         ge=0.0,

@@ -125,6 +125,14 @@ def ellipsis_lines(doc: ProseDoc, t: ProseThresholds) -> str | None:
     return "ellipsis_lines" if ellipses / len(doc.lines) > t.max_ellipsis_line_fraction else None
 
 
+def placeholder_text(doc: ProseDoc, t: ProseThresholds) -> str | None:
+    """Template filler such as lorem ipsum: no language's text (langdetect calls it Catalan), whatever its shape."""
+    if not t.placeholder_phrases:
+        return None
+    lowered = doc.text.lower()
+    return "placeholder_text" if any(phrase.lower() in lowered for phrase in t.placeholder_phrases) else None
+
+
 def alpha_words(doc: ProseDoc, t: ProseThresholds) -> str | None:
     if not doc.tokens:
         return None
@@ -190,6 +198,7 @@ def duplicate_ngram_share(doc: ProseDoc, t: ProseThresholds) -> str | None:
 
 PROSE_RULES: tuple[ProseRule, ...] = (
     word_count,
+    placeholder_text,
     mean_word_length,
     symbol_ratio,
     bullet_lines,

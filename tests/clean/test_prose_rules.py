@@ -58,6 +58,13 @@ def test_translated_man_pages_pass_without_english_stop_words(
         assert judge(text) == "no_stop_words"  # which is why stop words are per language
 
 
+def test_lorem_ipsum_filler_is_placeholder_text_whatever_the_page_around_it(licence: Callable[[str], str]) -> None:
+    filler = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore. " * 8
+    page = licence("GPL-3")[:3000] + "\n\nLorem ipsum dolor sit amet, consectetur adipiscing elit.\n"
+    assert judge(filler) == judge(page) == "placeholder_text"
+    assert judge(page, thresholds=DEFAULT.model_copy(update={"placeholder_phrases": []})) is None
+
+
 def test_repeated_lines_are_dropped(licence: Callable[[str], str]) -> None:
     lines = [line for line in licence("GPL-3").splitlines() if len(line.split()) > 8][:10]
     spam = "\n".join(lines + [lines[3]] * 6)
