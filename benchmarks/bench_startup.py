@@ -10,7 +10,7 @@ scikit-learn) are imported by the command that needs them, so help and argument 
 from __future__ import annotations
 
 import argparse
-import resource
+import os
 import subprocess
 import sys
 import time
@@ -21,16 +21,19 @@ COMMANDS = ([], ["run"], ["corpus"], ["train"], ["stage"], ["stage-report"], ["c
 
 
 def measure(argv: list[str], runs: int) -> tuple[float, float, float]:
-    """Best wall seconds, best CPU seconds and largest peak RSS (MB) of ``argv`` over ``runs`` fresh processes."""
+    """Best wall seconds, best CPU seconds and largest peak RSS (MB) of ``argv`` over ``runs`` fresh processes,
+    each process's own figures (os.wait4), not the totals of every child so far."""
     walls, cpus, peaks = [], [], []
     for _ in range(runs):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+        child = subprocess.Popen(argv, stdout=subprocess.DEVNULL)
+        _, status, usage = os.wait4(child.pid, 0)
         walls.append(time.perf_counter() - started)
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
-        peaks.append(after.ru_maxrss / 1024)
+        child.returncode = os.waitstatus_to_exitcode(status)  # reaped here: tell Popen
+        if child.returncode != 0:
+            raise SystemExit(f"{' '.join(argv)} failed")
+        cpus.append(usage.ru_utime + usage.ru_stime)
+        peaks.append(usage.ru_maxrss / 1024)
     return min(walls), min(cpus), max(peaks)
 
 

@@ -68,6 +68,9 @@ class StageRegistry:
         for before, after in zip(self.stages, self.stages[1:], strict=False):
             if after.input_schema is not None and not after.input_schema.equals(before.output_schema):
                 raise ValueError(f"stage {after.name!r} reads another contract than {before.name!r} writes")
+        for fit in self.shared_fits:
+            if fit.reads not in {s.name for s in self.stages}:
+                raise ValueError(f"shared fit {fit.name!r} reads unknown stage {fit.reads!r}")
         for spec in self.stages:
             unknown = set(spec.uses) - {f.name for f in self.shared_fits}
             if unknown:
@@ -98,8 +101,7 @@ class StageRegistry:
         entry = self.entry(name)
         if isinstance(entry, SharedFit):
             return entry.reads
-        index = self.names.index(self.stage(name).name)
-        return None if self.stages[index].reads_sources else self.stages[index - 1].name
+        return None if entry.reads_sources else self.stages[self.names.index(name) - 1].name
 
     def hash_order(self) -> Iterator[str]:
         """Stages and shared fits in the order their config hashes chain: each fit just before its first user."""

@@ -124,7 +124,7 @@ def run_standalone(
     """Run `stage` on `input_urls`, writing its data, quarantine, artifacts and manifest under `output`; the shared
     fits it uses (tokenizer, splits) are fitted on the same inputs, under `output` too."""
     spec = registry.stage(stage)
-    if spec.input_schema is None:
+    if spec.input_schema is None:  # reads_sources, spelt so the type checker narrows input_schema below
         sources = [_source_for(u, i, domain, text_field) for i, u in enumerate(input_urls)]
         pipeline = CorpusPipeline(cfg.model_copy(update={"sources": sources}), roots={stage: output}, registry=registry)
         return pipeline.run_stage(stage, progress)

@@ -11,7 +11,7 @@ import pytest
 from pretrain_core import schema, storage
 from pretrain_core.config import load_config
 from pretrain_core.pipeline import CorpusPipeline
-from pretrain_core.stages import CORPUS, StageRegistry, StageSpec
+from pretrain_core.stages import CORPUS, SharedFit, StageRegistry, StageSpec
 from pretrain_core.standalone import run_standalone
 from tests.toy_stage import REASON
 
@@ -31,6 +31,8 @@ def test_a_stage_that_reads_another_contract_is_refused() -> None:
         CORPUS.insert_after("clean", TOY)  # dedup's output is not PII's
     with pytest.raises(ValueError, match="unique"):
         WITH_TOY.insert_after("quality", TOY)
+    with pytest.raises(ValueError, match="reads unknown stage 'nowhere'"):
+        StageRegistry(stages=CORPUS.stages, shared_fits=(SharedFit("t", "m", reads="nowhere"),))
     with pytest.raises(ValueError, match="unknown shared fits"):
         StageRegistry(stages=(*CORPUS.stages, StageSpec("x", "m", schema.TOKENS, schema.TOKENS, "", uses=("y",))),
                       shared_fits=CORPUS.shared_fits)  # fmt: skip
