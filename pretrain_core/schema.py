@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+from pretrain_core.quality.signals import SIGNAL_FIELDS
+
 DOMAINS = ("general", "specialist", "code")
 
 # Written by ingestion. `id` is stable: a hash of source name and the record's location in its input.
@@ -32,9 +34,14 @@ PII_FIELDS = [
     pa.field("pii_count", pa.int32(), nullable=False),
     pa.field("pii_types", pa.list_(pa.string()), nullable=False),
 ]
+# Each quality signal (pretrain_core/quality/signals.py) as a float; null where the document's group has none.
+QUALITY_SIGNALS_TYPE = pa.struct([pa.field(name, pa.float32(), nullable=True) for name in SIGNAL_FIELDS])
 QUALITY_FIELDS = [
     pa.field("perplexity", pa.float32(), nullable=False),
-    pa.field("quality_bucket", pa.string(), nullable=False),  # head / middle / tail within its language
+    pa.field("quality_signals", QUALITY_SIGNALS_TYPE, nullable=True),  # null: not scored (a stage run alone)
+    pa.field("quality_classifier", pa.float32(), nullable=False),  # the shipped classifier's P(curated)
+    pa.field("quality_score", pa.float32(), nullable=False),  # the combined score (pretrain_core/quality/score.py)
+    pa.field("quality_bucket", pa.string(), nullable=False),  # head / middle / tail by quality_score
 ]
 MIXTURE_FIELDS = [
     pa.field("n_tokens", pa.int32(), nullable=False),

@@ -29,6 +29,8 @@ _NEUTRAL: dict[str, Any] = {
     "pii_count": 0,
     "pii_types": [],
     "perplexity": 0.0,
+    "quality_classifier": 0.0,
+    "quality_score": 0.0,
     "quality_bucket": "unscored",
     "n_tokens": 0,
     "repeat_index": 0,

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-r"""Build the labelled quality set in data/labelled/quality/ from real text on this machine and in the repo.
+r"""Build the labelled quality set in data/labelled/quality/, and the quality stage's shipped default reference in
+pretrain_core/data/quality_reference/, from real text on this machine and in the repo.
 
 The set measures whether the pipeline's quality judgement (clean-stage rules, then the perplexity stage) puts real
 text above realistic low-quality text. Every item is made from real text:
@@ -26,7 +27,7 @@ Determinism: every listing is sorted, every choice is a keyed SHA-1 rank or a `r
 gzip headers carry no time or name. Same inputs (package versions) give byte-identical files; `--check`
 rebuilds into a temporary directory and compares.
 
-    python scripts/build_labelled_quality.py            # writes data/labelled/quality/
+    python scripts/build_labelled_quality.py            # writes data/labelled/quality/ and the shipped reference
     python scripts/build_labelled_quality.py --check    # rebuilds elsewhere and compares bytes
 
 Debian packages read (besides the repo's pretrain_core/data/demo and data/reference): debian-handbook,
@@ -60,7 +61,8 @@ import ftfy
 from rebuild import build_or_check  # scripts/rebuild.py: scripts/ is on sys.path when run
 
 REPO = Path(__file__).resolve().parent.parent
-OUT = REPO / "data" / "labelled" / "quality"
+LABELLED_DIR = Path("data/labelled/quality")  # the eval items and README, relative to --out (the repository)
+SHIPPED_REFERENCE_DIR = Path("pretrain_core/data/quality_reference")  # the default quality reference (package data)
 SEED = "pretrain-labelled-quality-v1"
 
 LANGS = ("en", "de", "fr", "es", "ru", "ja", "zh")
@@ -1383,11 +1385,12 @@ def readme(items: list[Item], prose_ref: list[dict[str, object]], code_ref: list
         "- `eval.jsonl.gz`: the labelled items: `id`, `group` (prose/code), `lang` (ISO 639-1, or the programming",
         "  language for code), `kind` (`good` or the corruption), `label` (1 good, 0 bad), `domain`, `source`, `note`",
         "  (how it was made, where useful) and `text`.",
-        "- `reference_prose.jsonl.gz`, `reference_code.jsonl.gz`: the text the quality models are fitted on (`id`,",
-        "  `lang`, `source`, `text`). No eval item comes from a page, chapter or file that the reference draws from:",
-        "  pages are split between the two sides by a keyed SHA-1 rank (all translations of a page on the same side),",
-        "  Vim's tutor and the licence texts are eval-only sources, and paragraphs holding a line that another page",
-        "  also has (a source's boilerplate, e.g. every translated manual page's translation notice) are left out.",
+        "- `pretrain_core/data/quality_reference/{prose,code}.jsonl.gz`: the quality stage's default reference, the",
+        "  text its models are fitted on (`id`, `lang`, `source`, `text`). No eval item comes from a page, chapter or",
+        "  file that the reference draws from: pages are split between the two sides by a keyed SHA-1 rank (all",
+        "  translations of a page on the same side), Vim's tutor and the licence texts are eval-only sources, and",
+        "  paragraphs holding a line that another page also has (a source's boilerplate, e.g. every translated manual",
+        "  page's translation notice) are left out.",
         "",
         "## Prose items",
         "",
@@ -1461,15 +1464,17 @@ def build(out: Path) -> None:
     items = prose_items(pages, localised) + code_items(pools)
     prose_ref = reference_prose(pages)
     code_ref = reference_code(pools)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "eval.jsonl.gz").write_bytes(gzip_jsonl(i.record() for i in items))
-    (out / "reference_prose.jsonl.gz").write_bytes(gzip_jsonl(prose_ref))
-    (out / "reference_code.jsonl.gz").write_bytes(gzip_jsonl(code_ref))
-    (out / "README.md").write_text(readme(items, prose_ref, code_ref), encoding="utf-8")
+    labelled, reference = out / LABELLED_DIR, out / SHIPPED_REFERENCE_DIR
+    labelled.mkdir(parents=True, exist_ok=True)
+    reference.mkdir(parents=True, exist_ok=True)
+    (labelled / "eval.jsonl.gz").write_bytes(gzip_jsonl(i.record() for i in items))
+    (reference / "prose.jsonl.gz").write_bytes(gzip_jsonl(prose_ref))
+    (reference / "code.jsonl.gz").write_bytes(gzip_jsonl(code_ref))
+    (labelled / "README.md").write_text(readme(items, prose_ref, code_ref), encoding="utf-8")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return build_or_check(build, OUT, __doc__, argv)
+    return build_or_check(build, REPO, __doc__, argv)
 
 
 if __name__ == "__main__":

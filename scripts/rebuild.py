@@ -12,9 +12,14 @@ from pathlib import Path
 
 
 def differences(left: Path, right: Path) -> list[str]:
-    """Relative paths that differ between two trees (missing on one side, or different bytes)."""
+    """Relative paths that differ between the directories the build (`left`) wrote files into and the same
+    directories under `right`: missing on one side, or different bytes. Other directories of `right` are not
+    the build's business (a builder may write into a few directories of the repository)."""
     names = {p.relative_to(left).as_posix() for p in left.rglob("*") if p.is_file()}
-    names |= {p.relative_to(right).as_posix() for p in right.rglob("*") if p.is_file()}
+    built_dirs = {Path(name).parent for name in names}
+    for directory in built_dirs:
+        if (right / directory).is_dir():
+            names |= {(directory / p.name).as_posix() for p in (right / directory).iterdir() if p.is_file()}
     return sorted(
         n
         for n in names

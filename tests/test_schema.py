@@ -21,6 +21,8 @@ def _type_name(type_: pa.DataType) -> str:
     """Arrow's names as the docs write them: `float` is float32, lists as list<item type>."""
     if pa.types.is_list(type_):
         return f"list<{_type_name(type_.value_type)}>"
+    if pa.types.is_struct(type_) and len({str(field.type) for field in type_}) == 1:
+        return f"struct<{_type_name(type_.field(0).type)}>"  # a struct of like fields, however many
     return {"float": "float32"}.get(str(type_), str(type_))
 
 

@@ -157,7 +157,7 @@ def duplicate_lines(doc: ProseDoc, t: ProseThresholds) -> str | None:
     """Repeated lines of content. A repeated line of fewer than `min_duplicate_line_words` words is structure (an
     attribution after every quote, a record separator, a byline) and does not count as a repeat."""
     min_words = doc.word_span(t.min_duplicate_line_words)
-    share, char_share = _duplicate_shares(
+    share, char_share = duplicate_shares(
         doc.lines, len(doc.text), lambda line: sum(1 for token in split_tokens(line) if is_word(token)) >= min_words
     )
     if share > t.max_duplicate_line_fraction or char_share > t.max_duplicate_line_char_fraction:
@@ -166,7 +166,7 @@ def duplicate_lines(doc: ProseDoc, t: ProseThresholds) -> str | None:
 
 
 def duplicate_paragraphs(doc: ProseDoc, t: ProseThresholds) -> str | None:
-    share, char_share = _duplicate_shares(doc.paragraphs, len(doc.text))
+    share, char_share = duplicate_shares(doc.paragraphs, len(doc.text))
     if share > t.max_duplicate_paragraph_fraction or char_share > t.max_duplicate_paragraph_char_fraction:
         return "duplicate_paragraphs"
     return None
@@ -175,23 +175,15 @@ def duplicate_paragraphs(doc: ProseDoc, t: ProseThresholds) -> str | None:
 def top_ngram_share(doc: ProseDoc, t: ProseThresholds) -> str | None:
     """The most frequent word n-gram covers too much of the text (the same phrase over and over)."""
     for n, bound in t.max_top_ngram_char_share.items():
-        hashes = _ngram_hashes(doc.word_ids, n)
-        if hashes.size == 0:
-            continue
-        _, first, counts = np.unique(hashes, return_index=True, return_counts=True)
-        top = int(np.argmax(counts))
-        if counts[top] > 1:
-            start = int(first[top])
-            gram_chars = int(doc.word_lengths[start : start + n].sum())
-            if gram_chars * int(counts[top]) > bound * len(doc.text):
-                return "top_ngram_share"
+        if top_ngram_chars(doc, n) > bound * len(doc.text):
+            return "top_ngram_share"
     return None
 
 
 def duplicate_ngram_share(doc: ProseDoc, t: ProseThresholds) -> str | None:
     """Too much of the text sits in words covered by an n-gram that already occurred earlier in the document."""
     for size, bound in t.max_duplicate_ngram_char_share.items():
-        if _repeated_ngram_chars(doc, doc.word_span(size)) > bound * len(doc.text):
+        if repeated_ngram_chars(doc, doc.word_span(size)) > bound * len(doc.text):
             return "duplicate_ngram_share"
     return None
 
@@ -221,7 +213,7 @@ def first_failure(doc: ProseDoc, thresholds: ProseThresholds) -> str | None:
     return None
 
 
-def _duplicate_shares(
+def duplicate_shares(
     items: Sequence[str], text_chars: int, counts: Callable[[str], bool] = lambda item: True
 ) -> tuple[float, float]:
     """(share of items repeating an earlier one, share of the text's characters in those repeats), counting only
@@ -250,7 +242,20 @@ def _ngram_hashes(word_ids: np.ndarray, n: int) -> np.ndarray:
     return hashes
 
 
-def _repeated_ngram_chars(doc: ProseDoc, n: int) -> int:
+def top_ngram_chars(doc: ProseDoc, n: int) -> int:
+    """Characters of the words of the most frequent word n-gram times its count, when it occurs more than once."""
+    hashes = _ngram_hashes(doc.word_ids, n)
+    if hashes.size == 0:
+        return 0
+    _, first, counts = np.unique(hashes, return_index=True, return_counts=True)
+    top = int(np.argmax(counts))
+    if counts[top] < 2:
+        return 0
+    start = int(first[top])
+    return int(doc.word_lengths[start : start + n].sum()) * int(counts[top])
+
+
+def repeated_ngram_chars(doc: ProseDoc, n: int) -> int:
     """Characters of the words covered by any n-gram occurrence that is not the n-gram's first."""
     hashes = _ngram_hashes(doc.word_ids, n)
     if hashes.size == 0:

@@ -1,27 +1,30 @@
-"""Settings of the perplexity-based quality stage (CCNet-style): reference corpus, language models, buckets.
+"""Settings of the quality stage: reference corpus, language models, classifier, score and buckets.
 
 Each document is scored by two n-gram models fitted on the same reference: a lexical one over SentencePiece pieces
 (or characters for Chinese and Japanese), which says how familiar the text is, and a skeleton one over its frequent
 words and the shapes of the rest (quality/skeleton.py), which says whether its words come in an order the
-reference's syntax allows. The stored perplexity is their weighted geometric mean.
+reference's syntax allows. The stored perplexity is their weighted geometric mean. Its place between its
+language's CCNet cut-offs (documents below the 30th perplexity percentile of their language would be `head`,
+below the 60th `middle`) is combined with the shipped classifier's judgement of the document's quality signals
+into `quality_score` (quality/score.py), and the buckets are fixed thresholds on that score.
 
-Bucketing follows CCNet: within each language, documents below the 30th perplexity percentile are `head`,
-below the 60th `middle`, the rest `tail`. What is dropped is decided per domain. The default drops the `tail` of
-the `general` domain only: that is where web-crawled boilerplate, spam and broken extraction sit, and dropping it
-is the practice of CCNet-derived corpora (RedPajama kept head+middle). `specialist` and `code` keep every bucket:
-curated specialist text is legitimately unlike the reference (that is why it is specialist), and perplexity of
-code against a code n-gram model separates generated or minified files from hand-written ones only weakly, so
-for them the bucket is a label for the mixture stage to weight by, not a filter. Domains not listed keep all.
-Code is bucketed within its programming language rather than its natural language.
+What is dropped is decided per domain. The default drops the `tail` of the `general` domain only: that is where
+web-crawled boilerplate, spam and broken extraction sit, and dropping it is the practice of CCNet-derived corpora
+(RedPajama kept head+middle). `specialist` and `code` keep every bucket: curated specialist text is legitimately
+unlike the reference (that is why it is specialist), and for code the bucket is a label for the mixture stage to
+weight by, not a filter. Domains not listed keep all. Code is bucketed within its programming language. A
+language with few documents in the input is placed by its model's pooled cut-offs, not its own.
 
-The default reference is "self": a seeded sample of the input's general and specialist documents (code for the
-code model). Name the curated sources in `prose_reference.sources` so that crawled text is scored against
-edited text rather than against itself, or point `urls` at an external corpus such as Wikipedia.
+The default reference is the one the library ships (`shipped:prose`, `shipped:code`: edited prose in seven
+languages and hand-written Python, C and JavaScript, pretrain_core/data/quality_reference/), so the stage runs on
+any input and never learns what "typical" means from the input's own junk. "self" takes a seeded sample of the
+input's own documents instead: name the curated sources in `sources` so that crawled text is scored against edited
+text rather than against itself. `urls` may also point at an external corpus such as Wikipedia.
 """
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -30,18 +33,21 @@ from pretrain_core.config_base import StrictModel
 Bucket = Literal["head", "middle", "tail"]
 BUCKETS: tuple[Bucket, ...] = ("head", "middle", "tail")
 SELF = "self"
+SHIPPED_PREFIX = "shipped:"  # shipped:<name> is pretrain_core/data/quality_reference/<name>.jsonl.gz
+SHIPPED_REFERENCES = ("prose", "code")
 REFERENCE_SUFFIXES = (".jsonl", ".jsonl.gz", ".jsonl.zst", ".parquet")
 
 
 class ReferenceConfig(StrictModel):
-    """Where one domain group's reference text comes from: the stage's own input ("self") and/or files."""
+    """Where one domain group's reference text comes from: the shipped reference, the stage's own input ("self")
+    and/or files."""
 
     urls: list[str] = Field(
-        default=[SELF],
         min_length=1,
         description=(
-            'Reference inputs: "self" (a seeded sample of the stage\'s own input documents) and/or fsspec URLs or '
-            "globs of .jsonl, .jsonl.gz, .jsonl.zst or .parquet files with a text field (e.g. a Wikipedia dump)."
+            'Reference inputs: "shipped:prose" or "shipped:code" (the reference the library ships), "self" (a '
+            "seeded sample of the stage's own input documents) and/or fsspec URLs or globs of .jsonl, .jsonl.gz, "
+            ".jsonl.zst or .parquet files with a text field (e.g. a Wikipedia dump)."
         ),
     )
     domains: list[str] = Field(
@@ -68,15 +74,21 @@ class ReferenceConfig(StrictModel):
     )
 
 
+_DEFAULT_REFERENCES: dict[str, dict[str, Any]] = {
+    "prose_reference": {"urls": [f"{SHIPPED_PREFIX}prose"], "domains": ["general", "specialist"]},
+    "code_reference": {"urls": [f"{SHIPPED_PREFIX}code"], "domains": ["code"]},
+}
+
+
 class QualityConfig(StrictModel):
     """Reference LM, tokenisation, smoothing and bucketing of the quality stage (see the module docstring)."""
 
     prose_reference: ReferenceConfig = Field(
-        default_factory=lambda: ReferenceConfig(domains=["general", "specialist"]),
+        default_factory=lambda: ReferenceConfig(**_DEFAULT_REFERENCES["prose_reference"]),
         description="Reference text of the prose model(s), against which non-code documents are scored.",
     )
     code_reference: ReferenceConfig = Field(
-        default_factory=lambda: ReferenceConfig(domains=["code"]),
+        default_factory=lambda: ReferenceConfig(**_DEFAULT_REFERENCES["code_reference"]),
         description="Reference text of the code model, against which code documents are scored.",
     )
     code_domains: list[str] = Field(
@@ -145,15 +157,47 @@ class QualityConfig(StrictModel):
         description="Perplexity percentiles separating head from middle and middle from tail (CCNet: 30, 60).",
     )
     min_docs_per_language: int = Field(
-        default=25,
+        default=100,
         ge=1,
-        description="Sampled documents a language needs for its own cut-offs; others use the model's global ones.",
+        description=(
+            "Documents a language (programming language for code) needs in the input for cut-offs of its own; "
+            "with fewer its documents are bucketed by their model's pooled cut-offs. A handful of documents is no "
+            "population to take percentiles of: lorem ipsum detected as Catalan would be 30 % head."
+        ),
+    )
+    min_language_share: float = Field(
+        default=0.01,
+        ge=0.0,
+        le=1.0,
+        description="Share of its group's documents a language needs, beside `min_docs_per_language`, for cut-offs "
+        "of its own.",
     )
     cutoff_sample_docs: int = Field(
         default=2000,
         ge=10,
         le=1_000_000,
         description="Documents sampled per language (seeded) to estimate the cut-offs.",
+    )
+    classifier: bool = Field(
+        default=True,
+        description=(
+            "Add the shipped classifier's log-odds (over the quality signals) to the score; off, the score ranks "
+            "by perplexity alone (see quality/score.py)."
+        ),
+    )
+    perplexity_weight: float = Field(
+        default=4.0,
+        ge=0.0,
+        le=50.0,
+        description=(
+            "Log-odds the score gains per cut-off width of lower perplexity: quality_score = sigmoid(classifier "
+            "log-odds + perplexity_weight * (1 - position)), position 0 at the head/middle perplexity cut-off and "
+            "1 at the middle/tail one. 0 scores by the classifier alone."
+        ),
+    )
+    score_cutoffs: tuple[float, float] = Field(
+        default=(0.3, 0.7),
+        description="quality_score thresholds: below the first is `tail`, from the second `head`, between `middle`.",
     )
     keep_buckets: dict[str, list[Bucket]] = Field(
         default={"general": ["head", "middle"], "specialist": list(BUCKETS), "code": list(BUCKETS)},
@@ -167,23 +211,51 @@ class QualityConfig(StrictModel):
             "documents score as memorised text, which matters when the reference is a large share of the input."
         ),
     )
+    detect_language: bool = Field(
+        default=True,
+        description=(
+            "Give prose documents without a language ('und', as plain JSONL run alone has) one, with the clean "
+            "stage's language id at its defaults, so they reach their language's model and cut-offs. Counted in "
+            "stat 'quality_lang_detected'."
+        ),
+    )
     seed: int = Field(default=0, ge=0, le=2**63 - 1, description="Seed of the reference and cut-off samples.")
     batch_chars: int = Field(
         default=4_000_000, ge=10_000, description="Characters scored per batch (bounds memory while scoring)."
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _complete_references(cls, data: Any) -> Any:
+        """A reference given in part (`--set quality.prose_reference.urls=[self]`) keeps its group's other
+        defaults instead of losing them."""
+        if isinstance(data, dict):
+            for name, defaults in _DEFAULT_REFERENCES.items():
+                if isinstance(data.get(name), dict):
+                    data = {**data, name: {**defaults, **data[name]}}
+        return data
 
     @model_validator(mode="after")
     def _check(self) -> Self:
         low, high = self.bucket_percentiles
         if not 0.0 < low < high < 100.0:
             raise ValueError(f"bucket_percentiles must satisfy 0 < low < high < 100, got {self.bucket_percentiles}")
+        tail, head = self.score_cutoffs
+        if not 0.0 < tail <= head < 1.0:
+            raise ValueError(f"score_cutoffs must satisfy 0 < tail <= head < 1, got {self.score_cutoffs}")
         if overlap := set(self.prose_reference.domains) & set(self.code_domains):
             raise ValueError(f"prose_reference.domains include code domains {sorted(overlap)}")
         if outside := set(self.code_reference.domains) - set(self.code_domains):
             raise ValueError(f"code_reference.domains {sorted(outside)} are not in code_domains")
         for ref in (self.prose_reference, self.code_reference):
+            if ref.sources and SELF not in ref.urls:
+                raise ValueError(f'reference sources {ref.sources} are for a "self" reference, but urls are {ref.urls}')
             for url in ref.urls:
-                if url != SELF and not url.endswith(REFERENCE_SUFFIXES) and not url.endswith("*"):
+                if url.startswith(SHIPPED_PREFIX):
+                    if url.removeprefix(SHIPPED_PREFIX) not in SHIPPED_REFERENCES:
+                        shipped = ", ".join(SHIPPED_PREFIX + name for name in SHIPPED_REFERENCES)
+                        raise ValueError(f"reference {url!r}: the shipped references are {shipped}")
+                elif url != SELF and not url.endswith(REFERENCE_SUFFIXES) and not url.endswith("*"):
                     raise ValueError(f"reference {url!r} must end with one of {REFERENCE_SUFFIXES} (or be a glob)")
         for domain, buckets in self.keep_buckets.items():
             if not buckets:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pretrain_core import storage
 from pretrain_core.quality.config import SELF, QualityConfig, ReferenceConfig
 from pretrain_core.quality.cutoffs import CODE, PROSE, bucket_key, group_of
+from pretrain_core.quality.languages import known_languages
 from pretrain_core.quality.reference import ReferenceRecord, read_reference_file, reference_files
 from pretrain_core.quality.sampling import HashSample, fold_of, seeded_hash
 
@@ -33,6 +34,10 @@ def scan_corpus(input_urls: list[str], cfg: QualityConfig) -> CorpusSample:
         table = storage.read_parquet(url, columns=INPUT_COLUMNS)
         columns = {name: table.column(name).to_pylist() for name in INPUT_COLUMNS if name != "text"}
         texts: list[str] | None = None
+        if cfg.detect_language:
+            prose = [group_of(domain, cfg.code_domains) == PROSE for domain in columns["domain"]]
+            texts = table.column("text").to_pylist()
+            columns["lang"], _ = known_languages(columns["lang"], texts.__getitem__, prose)
         for row, (doc_id, source, domain, lang, code_language) in enumerate(
             zip(*(columns[c] for c in ("id", "source", "domain", "lang", "code_language")), strict=True)
         ):

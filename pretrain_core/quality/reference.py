@@ -10,11 +10,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from importlib.resources import files
 
 import pyarrow.parquet as pq
 
 from pretrain_core import storage
-from pretrain_core.quality.config import REFERENCE_SUFFIXES, SELF, QualityConfig, ReferenceConfig
+from pretrain_core.quality.config import REFERENCE_SUFFIXES, SELF, SHIPPED_PREFIX, QualityConfig, ReferenceConfig
 from pretrain_core.quality.ngram import NgramLM, pad_sentences
 from pretrain_core.quality.scoring import ReferenceModel, Skeleton, split_lines
 from pretrain_core.quality.skeleton import SkeletonTokenizer
@@ -34,9 +35,12 @@ class ReferenceRecord:
 
 def reference_files(ref: ReferenceConfig) -> list[str]:
     """The files behind the non-"self" reference URLs, globs expanded, in sorted order."""
-    files: list[str] = []
+    found: list[str] = []
     for url in ref.urls:
         if url == SELF:
+            continue
+        if url.startswith(SHIPPED_PREFIX):
+            found.append(shipped_reference(url.removeprefix(SHIPPED_PREFIX)))
             continue
         fs, path = storage.filesystem(url)
         matches = sorted(fs.glob(path)) if any(c in path for c in "*?[") else [path]
@@ -44,8 +48,13 @@ def reference_files(ref: ReferenceConfig) -> list[str]:
         if not matches:
             raise FileNotFoundError(f"quality reference {url!r} matches no {'/'.join(REFERENCE_SUFFIXES)} file")
         protocol = url.split("://", 1)[0] + "://" if "://" in url else ""
-        files += [m if m.startswith(protocol) else f"{protocol}{m}" for m in matches]
-    return files
+        found += [m if m.startswith(protocol) else f"{protocol}{m}" for m in matches]
+    return found
+
+
+def shipped_reference(name: str) -> str:
+    """Path of a reference the library ships (package data, see pretrain_core/data/README.md)."""
+    return str(files("pretrain_core") / "data" / "quality_reference" / f"{name}.jsonl.gz")
 
 
 def read_reference_file(url: str, ref: ReferenceConfig) -> Iterator[ReferenceRecord]:

@@ -19,22 +19,32 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 import pyarrow as pa
 
-from pretrain_core import storage
+from pretrain_core import schema, storage
 from pretrain_core.config_base import ConfigError
+from pretrain_core.quality.classifier import shipped_classifiers
 from pretrain_core.quality.config import BUCKETS, QualityConfig
 from pretrain_core.quality.corpus import CorpusSample, scan_corpus
 from pretrain_core.quality.cutoffs import (
+    CODE,
     GLOBAL,
     PROSE,
     QualityIndex,
-    assign_buckets,
     bucket_key,
     group_of,
     percentile_cutoffs,
 )
+from pretrain_core.quality.languages import known_languages
 from pretrain_core.quality.ngram import NgramLM
 from pretrain_core.quality.reference import ReferenceRecord, train_lm, train_skeleton_tokenizer, train_tokenizer
+from pretrain_core.quality.score import combined_scores, perplexity_positions, score_buckets
 from pretrain_core.quality.scoring import FoldedModel, ReferenceModel, Skeleton
+from pretrain_core.quality.signals import (
+    CODE_SIGNAL_NAMES,
+    PROSE_SIGNAL_NAMES,
+    SIGNAL_FIELDS,
+    code_signals,
+    prose_signals,
+)
 from pretrain_core.quality.skeleton import SkeletonTokenizer
 from pretrain_core.quality.tokenizers import TokenizerKind, load_tokenizer
 from pretrain_core.schema import DROP_REASON, QUALITY
@@ -163,8 +173,8 @@ def _plan_models(corpus: CorpusSample, cfg: QualityConfig) -> tuple[dict[str, _M
             if record.lang and _LANGUAGE_CODE.fullmatch(record.lang):
                 by_lang[record.lang].append(record)
         for lang, lang_records in sorted(by_lang.items()):
-            sampled = len(corpus.cutoff.get((group, lang), []))
-            if len(lang_records) >= cfg.min_reference_docs_per_language and sampled >= cfg.min_docs_per_language:
+            in_input = (group, lang) in corpus.population and _own_cutoffs(corpus, group, lang, cfg)
+            if len(lang_records) >= cfg.min_reference_docs_per_language and in_input:
                 kind: TokenizerKind = "characters" if lang in cfg.character_languages else "sentencepiece"
                 plans[f"{group}.{lang}"] = _ModelPlan(kind, lang_records)
                 routes.setdefault(group, {})[lang] = f"{group}.{lang}"
@@ -185,13 +195,20 @@ def _measure_cutoffs(
         weights.append(np.full(len(docs), corpus.population[(group, key)] / len(docs)))
         model = routes.get(group, {}).get(key, group)
         under_own = under_group if model == group else models[model].perplexities(ids, texts, cfg.batch_chars)
-        if len(docs) >= cfg.min_docs_per_language:
+        if _own_cutoffs(corpus, group, key, cfg):
             cutoffs[model][key] = percentile_cutoffs(under_own, cfg.bucket_percentiles)
     for group, (values, weights) in pooled.items():
         cutoffs[group][GLOBAL] = percentile_cutoffs(
             np.concatenate(values), cfg.bucket_percentiles, np.concatenate(weights)
         )
     return {model: dict(sorted(by_key.items())) for model, by_key in sorted(cutoffs.items())}
+
+
+def _own_cutoffs(corpus: CorpusSample, group: str, key: str, cfg: QualityConfig) -> bool:
+    """Whether a key is population enough for cut-offs of its own (else its model's pooled ones apply)."""
+    population = corpus.population[(group, key)]
+    in_group = sum(count for (other, _), count in corpus.population.items() if other == group)
+    return population >= cfg.min_docs_per_language and population >= cfg.min_language_share * in_group
 
 
 class QualityStage:
@@ -244,17 +261,18 @@ class QualityStage:
         ids, texts = table.column("id").to_pylist(), table.column("text").to_pylist()
         domains = table.column("domain").to_pylist()
         groups = [group_of(domain, self.cfg.code_domains) for domain in domains]
+        langs, detected = table.column("lang").to_pylist(), 0
+        if self.cfg.detect_language:
+            langs, detected = known_languages(langs, texts.__getitem__, [group == PROSE for group in groups])
         keys = [
             bucket_key(group, lang, code_language)
-            for group, lang, code_language in zip(
-                groups, table.column("lang").to_pylist(), table.column("code_language").to_pylist(), strict=True
-            )
+            for group, lang, code_language in zip(groups, langs, table.column("code_language").to_pylist(), strict=True)
         ]
         by_model: dict[str, list[int]] = defaultdict(list)
         for row, (group, key) in enumerate(zip(groups, keys, strict=True)):
             by_model[self.index.model_for(group, key)].append(row)
         perplexity = np.zeros(len(texts), dtype=np.float32)
-        buckets = np.empty(len(texts), dtype=object)
+        position = np.zeros(len(texts), dtype=np.float64)
         for model_name, rows in sorted(by_model.items()):
             model = self.model(model_name)
             perplexity[rows] = model.perplexities(
@@ -262,7 +280,15 @@ class QualityStage:
             )
             for key in sorted({keys[r] for r in rows}):
                 in_key = [r for r in rows if keys[r] == key]
-                buckets[in_key] = assign_buckets(perplexity[in_key], *self.index.thresholds(model_name, key))
+                position[in_key] = perplexity_positions(perplexity[in_key], *self.index.thresholds(model_name, key))
+        signals = document_signals(texts, groups)
+        logits = np.zeros(len(texts), dtype=np.float64)
+        if self.cfg.classifier:
+            classifiers = shipped_classifiers()
+            for group, rows in _rows_by(groups).items():
+                logits[rows] = classifiers[group].logits(signals[group])
+        score = combined_scores(logits, position, self.cfg.perplexity_weight).astype(np.float32)
+        buckets = score_buckets(score, self.cfg.score_cutoffs)
         keep = np.array(
             [
                 bucket in self.cfg.keep_buckets.get(domain, BUCKETS)
@@ -270,13 +296,47 @@ class QualityStage:
             ],
             dtype=bool,
         )
-        scored = table.append_column("perplexity", pa.array(perplexity, pa.float32())).append_column(
-            "quality_bucket", pa.array(buckets.tolist(), pa.string())
+        probability = 1.0 / (1.0 + np.exp(-logits))
+        scored = (
+            table.append_column("perplexity", pa.array(perplexity, pa.float32()))
+            .append_column("quality_signals", signal_column(signals, groups))
+            .append_column("quality_classifier", pa.array(probability.astype(np.float32), pa.float32()))
+            .append_column("quality_score", pa.array(score, pa.float32()))
+            .append_column("quality_bucket", pa.array(buckets.tolist(), pa.string()))
         )
         dropped = scored.filter(pa.array(~keep))
         reasons = [f"quality_bucket_{bucket}" for bucket in buckets[~keep]]
         dropped = dropped.append_column(DROP_REASON, pa.array(reasons, pa.string()))
-        return ShardOutput(scored.filter(pa.array(keep)), dropped, _stats(groups, keys, perplexity, buckets))
+        stats = _stats(groups, keys, perplexity, buckets) | {"quality_lang_detected": float(detected)}
+        return ShardOutput(scored.filter(pa.array(keep)), dropped, stats)
+
+
+def _rows_by(groups: list[str]) -> dict[str, list[int]]:
+    rows: dict[str, list[int]] = defaultdict(list)
+    for row, group in enumerate(groups):
+        rows[group].append(row)
+    return dict(rows)
+
+
+def document_signals(texts: list[str], groups: list[str]) -> dict[str, np.ndarray]:
+    """Per group, the signal matrix of its documents (in row order): prose signals for prose, code for code."""
+    out = {}
+    for group, rows in _rows_by(groups).items():
+        measure = code_signals if group == CODE else prose_signals
+        width = len(CODE_SIGNAL_NAMES if group == CODE else PROSE_SIGNAL_NAMES)
+        out[group] = np.array([measure(texts[r]) for r in rows], dtype=np.float64).reshape(len(rows), width)
+    return out
+
+
+def signal_column(signals: dict[str, np.ndarray], groups: list[str]) -> pa.StructArray:
+    """The `quality_signals` struct: each document's group's signals, null in the other group's fields."""
+    columns = {name: np.full(len(groups), np.nan, dtype=np.float32) for name in SIGNAL_FIELDS}
+    rows = _rows_by(groups)
+    for group, matrix in signals.items():
+        for j, name in enumerate(CODE_SIGNAL_NAMES if group == CODE else PROSE_SIGNAL_NAMES):
+            columns[name][rows[group]] = matrix[:, j]
+    arrays = [pa.array(values, pa.float32(), mask=np.isnan(values)) for values in columns.values()]
+    return pa.StructArray.from_arrays(arrays, fields=list(schema.QUALITY_SIGNALS_TYPE))
 
 
 def _stats(groups: list[str], keys: list[str], perplexity: np.ndarray, buckets: np.ndarray) -> dict[str, float]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import math
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,8 +31,8 @@ from pretrain_core.clean import code_rules, prose_rules
 from pretrain_core.clean.config import CleanConfig
 from pretrain_core.clean.stage import CleanStage
 from pretrain_core.config import load_config
-from pretrain_core.quality.config import QualityConfig
-from pretrain_core.quality.cutoffs import bucket_key, group_of
+from pretrain_core.quality.config import SHIPPED_REFERENCES, QualityConfig
+from pretrain_core.quality.reference import shipped_reference
 from pretrain_core.quality.stage import QualityStage, fit_quality
 from pretrain_eval.stage_quality.figures import OURS, Bar, Figure, roc_auc
 
@@ -42,7 +41,7 @@ BASELINE = "Gopher rules (failed-rule count)"
 METRIC = "roc_auc"
 OVERALL_BAR = Bar(">=", 0.97)
 SLICE_BAR = Bar(">=", 0.90)  # every corruption kind and every language
-EVAL_FILE, PROSE_REFERENCE, CODE_REFERENCE = "eval.jsonl.gz", "reference_prose.jsonl.gz", "reference_code.jsonl.gz"
+EVAL_FILE = "eval.jsonl.gz"
 DROPPED_SCORE = -1e6  # below every kept item's score
 SLICE_REFERENCE_CHARS = 40_000
 _SOURCE = "labelled_quality"
@@ -86,25 +85,26 @@ def load_items(set_dir: str, limit: int | None = None) -> list[LabelledItem]:
     return sorted(chosen, key=lambda item: item.id)
 
 
-def stage_configs(reference_dir: str) -> tuple[CleanConfig, QualityConfig]:
-    """The demo config's clean and quality settings, with the quality references pointed at the set's reference
-    files (in `reference_dir`) instead of the demo corpus's curated sources."""
+def stage_configs(reference_dir: str | None = None) -> tuple[CleanConfig, QualityConfig]:
+    """The demo config's clean and quality settings (the quality models fitted on the shipped reference), or with
+    the references pointed at the sliced copies in `reference_dir`."""
     demo = load_config()
+    if reference_dir is None:
+        return demo.clean, demo.quality
     quality = demo.quality.model_dump(mode="json")
-    prose, code = Path(reference_dir) / PROSE_REFERENCE, Path(reference_dir) / CODE_REFERENCE
-    quality["prose_reference"] = {**quality["prose_reference"], "urls": [str(prose)], "sources": []}
-    quality["code_reference"] = {**quality["code_reference"], "urls": [str(code)]}
+    for name in SHIPPED_REFERENCES:
+        quality[f"{name}_reference"]["urls"] = [str(Path(reference_dir) / f"{name}.jsonl.gz")]
     return demo.clean, QualityConfig.model_validate(quality)
 
 
-def write_reference_slice(set_dir: str, out_dir: str, chars_per_lang: int) -> str:
-    """Copies of the reference files holding each language's first records up to `chars_per_lang` characters:
+def write_reference_slice(out_dir: str, chars_per_lang: int) -> str:
+    """Copies of the shipped references holding each language's first records up to `chars_per_lang` characters:
     the reference of a sliced run, so that fitting the models stays a matter of seconds."""
-    for name in (PROSE_REFERENCE, CODE_REFERENCE):
+    for name in SHIPPED_REFERENCES:
         spent: dict[str, int] = {}
         with (
-            gzip.open(Path(set_dir) / name, "rt", encoding="utf-8") as source,
-            gzip.open(Path(out_dir) / name, "wt", encoding="utf-8") as target,
+            gzip.open(shipped_reference(name), "rt", encoding="utf-8") as source,
+            gzip.open(Path(out_dir) / f"{name}.jsonl.gz", "wt", encoding="utf-8") as target,
         ):
             for line in source:
                 record = json.loads(line)
@@ -140,10 +140,10 @@ def pipeline_scores(items: Sequence[LabelledItem], clean_cfg: CleanConfig, quali
             stage = QualityStage(quality_cfg, fit_quality([shard], quality_cfg, storage.join(tmp, "artifacts")))
             scored = stage.process(kept)
             for table in (scored.kept, scored.dropped):
-                for item_id, position in zip(
-                    table.column("id").to_pylist(), bucket_positions(stage, table), strict=True
+                for item_id, score in zip(
+                    table.column("id").to_pylist(), table.column("quality_score").to_pylist(), strict=True
                 ):
-                    scores[item_id] = -position
+                    scores[item_id] = score
     return np.array([scores[item.id] for item in items], dtype=np.float64)
 
 
@@ -156,25 +156,6 @@ def as_quality_input(cleaned: pa.Table) -> pa.Table:
     table = table.append_column("pii_count", pa.array([0] * n, pa.int32()))
     table = table.append_column("pii_types", pa.array([[]] * n, pa.list_(pa.string())))
     return schema.validate(table.cast(schema.PII), schema.PII, "labelled quality input")
-
-
-def bucket_positions(stage: QualityStage, table: pa.Table) -> list[float]:
-    """Where each perplexity lies relative to its key's cut-offs, in log space: 0 at head/middle, 1 at
-    middle/tail. The stage buckets by exactly this (head <= 0 < middle <= 1 < tail)."""
-    positions = []
-    for perplexity, domain, lang, code_language in zip(
-        table.column("perplexity").to_pylist(),
-        table.column("domain").to_pylist(),
-        table.column("lang").to_pylist(),
-        table.column("code_language").to_pylist(),
-        strict=True,
-    ):
-        group = group_of(domain, stage.cfg.code_domains)
-        key = bucket_key(group, lang, code_language)
-        low, high = stage.index.thresholds(stage.index.model_for(group, key), key)
-        spread = max(math.log(high) - math.log(low), 1e-6)
-        positions.append((math.log(perplexity) - math.log(low)) / spread)
-    return positions
 
 
 def gopher_scores(items: Sequence[LabelledItem], clean_cfg: CleanConfig) -> np.ndarray:
@@ -240,7 +221,7 @@ def score_set(set_dir: str, limit: int | None = None) -> Scored:
     `SLICE_REFERENCE_CHARS` of reference per language)."""
     items = load_items(set_dir, limit)
     with tempfile.TemporaryDirectory() as tmp:
-        reference_dir = set_dir if limit is None else write_reference_slice(set_dir, tmp, SLICE_REFERENCE_CHARS)
+        reference_dir = None if limit is None else write_reference_slice(tmp, SLICE_REFERENCE_CHARS)
         clean_cfg, quality_cfg = stage_configs(reference_dir)
         ours = pipeline_scores(items, clean_cfg, quality_cfg)
     return Scored(items, ours, gopher_scores(items, clean_cfg))

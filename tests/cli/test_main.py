@@ -79,14 +79,35 @@ def test_pii_alone_on_plain_jsonl_redacts_names_and_counts_detected_languages(tm
     assert manifest["stats"]["pii_lang_detected"] == 2
 
 
-def test_quality_alone_without_reference_text_is_one_line_and_exit_2(tmp_path: Path, real_texts: list[str]) -> None:
+def test_quality_alone_on_plain_jsonl_scores_against_the_shipped_reference(
+    tmp_path: Path, real_texts: list[str]
+) -> None:
+    """With no --set, as a new user runs it: the shipped reference scores the input, whose languages are detected."""
+    path = tmp_path / "docs.jsonl"
+    path.write_text("".join(json.dumps({"text": t}) + "\n" for t in real_texts), encoding="utf-8")
+    out = tmp_path / "out"
+    assert main(["stage", "quality", "--input", str(path), "--output", str(out)]) == 0
+    manifest = storage.read_json(str(out / "manifest.json"))
+    tables = [storage.read_parquet(u) for u in storage.list_files(str(out / "data"), ".parquet")]
+    perplexities = [p for t in tables for p in t["perplexity"].to_pylist()]
+    assert len(perplexities) + sum(manifest["dropped"].values()) == len(real_texts) and all(
+        p > 1.0 for p in perplexities
+    )
+    assert manifest["stats"]["quality_lang_detected"] == len(real_texts)
+
+
+def test_quality_with_a_self_reference_the_input_lacks_is_one_line_and_exit_2(
+    tmp_path: Path, real_texts: list[str]
+) -> None:
     """A fresh process, as a user runs it: the error is one line, and the process exits cleanly (no abort from
     Arrow's background reads at interpreter shutdown)."""
     path = tmp_path / "docs.jsonl"
     path.write_text("".join(json.dumps({"text": t}) + "\n" for t in real_texts), encoding="utf-8")
     run = subprocess.run(
         [sys.executable, "-m", "pretrain_cli.main", "stage", "quality", "--input", str(path), "--output",
-         str(tmp_path / "out")], capture_output=True, text=True, timeout=300, cwd=REPO_ROOT,
+         str(tmp_path / "out"), "--set", "quality.prose_reference.urls=[self]",
+         "--set", "quality.prose_reference.sources=[encyclopedia]"],
+        capture_output=True, text=True, timeout=300, cwd=REPO_ROOT,
     )  # fmt: skip
     assert run.returncode == 2, run.stderr[-2000:]
     last = run.stderr.strip().splitlines()[-1]

@@ -19,6 +19,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from pretrain_core import schema, storage
+from pretrain_core.quality.reference import shipped_reference
 from tests.shipped_text import DEMO
 
 DATA = Path(__file__).resolve().parents[2] / "data"
@@ -53,8 +54,8 @@ IS_PARAGRAPH = {"en": _is_english, "fr": _is_french, "zh": _is_chinese}
 def _labelled_items() -> tuple[dict[str, Any], ...]:
     """The labelled quality set: its reference text, then its eval items (data/labelled/quality/README.md)."""
     items: list[dict[str, Any]] = []
-    for name in ("reference_prose", "eval"):
-        with gzip.open(LABELLED / f"{name}.jsonl.gz", "rt", encoding="utf-8") as lines:
+    for path in (shipped_reference("prose"), LABELLED / "eval.jsonl.gz"):
+        with gzip.open(path, "rt", encoding="utf-8") as lines:
             items += [json.loads(line) for line in lines]
     return tuple(items)
 

@@ -30,7 +30,8 @@ def test_populations_reference_and_cutoff_samples(
 ) -> None:
     rows = _rows(english, chinese, python_files)
     cfg = QualityConfig(
-        prose_reference=ReferenceConfig(domains=["general"], sources=["encyclopedia"], max_chars=20_000),
+        prose_reference=ReferenceConfig(urls=["self"], domains=["general"], sources=["encyclopedia"], max_chars=20_000),
+        code_reference=ReferenceConfig(urls=["self"], domains=["code"]),
         cutoff_sample_docs=50,
     )
     corpus = scan_corpus(write_shards([pii_table(rows[0::2]), pii_table(rows[1::2])]), cfg)
@@ -57,7 +58,9 @@ def test_samples_do_not_depend_on_sharding(
     write_shards: Callable[[list[pa.Table]], list[str]],
 ) -> None:
     rows = _rows(english, chinese, python_files)
-    cfg = QualityConfig(cutoff_sample_docs=30, prose_reference=ReferenceConfig(domains=["general"], max_chars=30_000))
+    cfg = QualityConfig(
+        cutoff_sample_docs=30, prose_reference=ReferenceConfig(urls=["self"], domains=["general"], max_chars=30_000)
+    )
     one = scan_corpus(write_shards([pii_table(rows)]), cfg)
     three = scan_corpus(write_shards([pii_table(rows[i::3]) for i in range(3)]), cfg)
     assert one == three

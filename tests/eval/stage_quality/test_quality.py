@@ -10,12 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from pretrain_core.quality.reference import shipped_reference
 from pretrain_eval.stage_quality.figures import OURS, Figure
 from pretrain_eval.stage_quality.quality import (
     BASELINE,
     DROPPED_SCORE,
     METRIC,
-    PROSE_REFERENCE,
     LabelledItem,
     Scored,
     figures_of,
@@ -64,7 +64,7 @@ def test_the_slice_holds_both_labels_everywhere_and_never_changes(items: list[La
 
 def test_no_eval_item_shares_a_line_with_the_reference() -> None:
     """The models are fitted on text no eval item comes from (pages are split, not paragraphs)."""
-    with gzip.open(Path(SET_DIR) / PROSE_REFERENCE, "rt", encoding="utf-8") as handle:
+    with gzip.open(shipped_reference("prose"), "rt", encoding="utf-8") as handle:
         reference = {line.strip() for record in handle for line in json.loads(record)["text"].splitlines()}
     for item in load_items(SET_DIR):
         if item.group == "prose" and item.kind in ("good", "word_salad", "keyword_stuffing", "mojibake"):

@@ -1,0 +1,262 @@
+"""Quality signals: numbers per document that say how much it looks like written text (or hand-written code),
+stored as columns so a threshold can change without recomputing them (RedPajama-V2's idea).
+
+Prose signals follow the heuristics of Gopher (word counts and lengths, symbol, bullet and ellipsis shares,
+alphabetic words, repeated lines, paragraphs and n-grams), C4 (lines ending in punctuation, boilerplate markers,
+lorem ipsum) and FineWeb (short lines, duplicated line characters), plus encoding damage as ftfy measures it and
+the share of the dominant script. Code signals follow The Stack / StarCoder (line lengths, alphanumeric share)
+and what tells generated, minified and obfuscated files from written ones (comments, indentation, identifier
+shapes, long encoded tokens). Each signal is a float, most a share in [0, 1]; counts enter as log1p. The
+learned classifier (classifier.py) reads them in the order of `PROSE_SIGNALS` / `CODE_SIGNALS`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+from collections.abc import Callable
+from dataclasses import dataclass
+from functools import cached_property
+
+import ftfy.badness
+import numpy as np
+
+from pretrain_core.clean import prose_rules
+from pretrain_core.clean.langid import script_counts
+from pretrain_core.clean.words import has_letter
+
+_PUNCTUATION = string.punctuation + "“”‘’«»„"
+_TERMINAL = tuple(".!?:;\"'»”)。！？：；」』）")
+_BULLETS = tuple("•‣⁃◦●▪■□·*-–−")
+# The words of Cicero's passage that lorem-ipsum generators draw from (the 40 most used).
+_LOREM_WORDS = frozenset(
+    [
+        "lorem",
+        "ipsum",
+        "dolor",
+        "sit",
+        "amet",
+        "consectetur",
+        "adipiscing",
+        "elit",
+        "sed",
+        "do",
+        "eiusmod",
+        "tempor",
+        "incididunt",
+        "ut",
+        "labore",
+        "et",
+        "dolore",
+        "magna",
+        "aliqua",
+        "enim",
+        "ad",
+        "minim",
+        "veniam",
+        "quis",
+        "nostrud",
+        "exercitation",
+        "ullamco",
+        "laboris",
+        "nisi",
+        "aliquip",
+        "ex",
+        "ea",
+        "commodo",
+        "consequat",
+        "duis",
+        "aute",
+        "irure",
+        "in",
+        "reprehenderit",
+        "voluptate",
+        "velit",
+        "esse",
+        "cillum",
+        "fugiat",
+        "nulla",
+        "pariatur",
+        "excepteur",
+        "sint",
+        "occaecat",
+        "cupidatat",
+        "non",
+        "proident",
+        "sunt",
+        "culpa",
+        "qui",
+        "officia",
+        "deserunt",
+        "mollit",
+        "anim",
+        "id",
+        "est",
+        "laborum",
+    ]
+)
+# C4's boilerplate markers (Raffel et al. 2020), plus the copyright sign of page footers.
+_BOILERPLATE = re.compile(r"javascript|cookie|privacy policy|terms of use|all rights reserved|©", re.IGNORECASE)
+_URL = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+\.\w+", re.IGNORECASE)
+_DIGIT_LINE = re.compile(r"^[\d\s.,:;%+\-/()|]+$")
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ENCODED_TOKEN = re.compile(r"[A-Za-z0-9+/=]{40,}")
+_HEX_LITERAL = re.compile(r"\b0[xX][0-9a-fA-F]+\b")
+_COMMENT_START = ("#", "//", "/*", "*", "--", '"""', "'''", "<!--", ";")
+
+
+@dataclass(frozen=True)
+class Signal:
+    """One named measurement of a document."""
+
+    name: str
+    measure: Callable[[ProseView], float] | Callable[[CodeView], float]
+    help: str
+
+
+class ProseView(prose_rules.ProseDoc):
+    """A prose document with the extra views the signals need on top of the clean rules' ones."""
+
+    @cached_property
+    def letters(self) -> int:
+        return sum(1 for ch in self.text if ch.isalpha())
+
+
+@dataclass
+class CodeView:
+    text: str
+
+    @cached_property
+    def lines(self) -> list[str]:
+        return self.text.splitlines() or [""]
+
+    @cached_property
+    def identifiers(self) -> list[str]:
+        return _IDENTIFIER.findall(self.text)
+
+
+def _share(part: float, whole: float) -> float:
+    return part / whole if whole else 0.0
+
+
+def _lines_share(lines: list[str], test: Callable[[str], bool]) -> float:
+    return _share(sum(1 for line in lines if test(line)), len(lines))
+
+
+def _dominant_script_share(doc: ProseView) -> float:
+    counts = script_counts(doc.text[:20_000])
+    return _share(max(counts.letters.values(), default=0), counts.total_letters)
+
+
+def _mojibake(doc: ProseView) -> float:
+    """ftfy's count of character sequences typical of mis-decoded text, per 100 letters."""
+    return min(_share(100.0 * ftfy.badness.badness(doc.text[:20_000]), min(doc.letters, 20_000)), 10.0)
+
+
+def _repeated_ngram_share(n: int) -> Callable[[ProseView], float]:
+    return lambda doc: _share(prose_rules.repeated_ngram_chars(doc, doc.word_span(n)), len(doc.text))
+
+
+def _top_ngram_share(n: int) -> Callable[[ProseView], float]:
+    return lambda doc: _share(prose_rules.top_ngram_chars(doc, n), len(doc.text))
+
+
+PROSE_SIGNALS: tuple[Signal, ...] = (
+    Signal("log_words", lambda d: math.log1p(len(d.words)), "log(1 + words)"),
+    Signal("mean_word_length", lambda d: float(np.mean(d.word_lengths)) if d.words else 0.0, "characters per word"),
+    Signal("unique_word_share", lambda d: _share(len({w.lower() for w in d.words}), len(d.words)), "distinct words"),
+    Signal(
+        "symbol_word_ratio",
+        lambda d: _share(d.text.count("#") + d.text.count("...") + d.text.count("…"), len(d.words)),
+        "hashes and ellipses per word (Gopher)",
+    ),
+    Signal("alpha_token_share", lambda d: _share(sum(map(has_letter, d.tokens)), len(d.tokens)), "tokens with letters"),
+    Signal("bullet_line_share", lambda d: _lines_share(d.lines, lambda x: x.startswith(_BULLETS)), "Gopher"),
+    Signal("ellipsis_line_share", lambda d: _lines_share(d.lines, lambda x: x.endswith(("...", "…"))), "Gopher"),
+    Signal("terminal_line_share", lambda d: _lines_share(d.lines, lambda x: x.endswith(_TERMINAL)), "C4"),
+    Signal("short_line_share", lambda d: _lines_share(d.lines, lambda x: len(x.split()) < 4), "FineWeb"),
+    Signal("digit_line_share", lambda d: _lines_share(d.lines, lambda x: bool(_DIGIT_LINE.match(x))), "tables"),
+    Signal("boilerplate_line_share", lambda d: _lines_share(d.lines, lambda x: bool(_BOILERPLATE.search(x))), "C4"),
+    Signal("url_token_share", lambda d: _share(len(_URL.findall(d.text)), len(d.tokens)), "links and addresses"),
+    Signal(
+        "lorem_word_share",
+        lambda d: _share(sum(w.lower().strip(_PUNCTUATION) in _LOREM_WORDS for w in d.words), len(d.words)),
+        "words of lorem ipsum (C4)",
+    ),
+    Signal(
+        "duplicate_line_char_share",
+        lambda d: prose_rules.duplicate_shares(d.lines, len(d.text))[1],
+        "characters in repeated lines (Gopher)",
+    ),
+    Signal(
+        "duplicate_paragraph_char_share",
+        lambda d: prose_rules.duplicate_shares(d.paragraphs, len(d.text))[1],
+        "characters in repeated paragraphs (Gopher)",
+    ),
+    Signal("top_2gram_char_share", _top_ngram_share(2), "Gopher"),
+    Signal("top_3gram_char_share", _top_ngram_share(3), "Gopher"),
+    Signal("top_4gram_char_share", _top_ngram_share(4), "Gopher"),
+    Signal("repeated_5gram_char_share", _repeated_ngram_share(5), "Gopher"),
+    Signal("repeated_8gram_char_share", _repeated_ngram_share(8), "Gopher"),
+    Signal("digit_char_share", lambda d: _share(sum(ch.isdigit() for ch in d.text), len(d.text)), "digits"),
+    Signal(
+        "upper_letter_share", lambda d: _share(sum(ch.isupper() for ch in d.text), d.letters), "capitals of letters"
+    ),
+    Signal("mojibake_per_100_letters", _mojibake, "ftfy's badness"),
+    Signal("replacement_char_share", lambda d: _share(d.text.count("\ufffd"), len(d.text)), "U+FFFD"),
+    Signal("dominant_script_share", _dominant_script_share, "letters in the most used script"),
+)
+
+
+def _comment_line_share(doc: CodeView) -> float:
+    return _lines_share(doc.lines, lambda line: line.lstrip().startswith(_COMMENT_START))
+
+
+CODE_SIGNALS: tuple[Signal, ...] = (
+    Signal("log_chars", lambda d: math.log1p(len(d.text)), "log(1 + characters)"),
+    Signal("log_mean_line_length", lambda d: math.log1p(_share(len(d.text), len(d.lines))), "The Stack"),
+    Signal("log_max_line_length", lambda d: math.log1p(max(map(len, d.lines))), "The Stack"),
+    Signal("long_line_share", lambda d: _lines_share(d.lines, lambda x: len(x) > 200), "lines over 200 characters"),
+    Signal("alnum_share", lambda d: _share(sum(ch.isalnum() for ch in d.text), len(d.text)), "StarCoder"),
+    Signal("space_share", lambda d: _share(sum(ch.isspace() for ch in d.text), len(d.text)), "whitespace"),
+    Signal("blank_line_share", lambda d: _lines_share(d.lines, lambda x: not x.strip()), "layout"),
+    Signal("indented_line_share", lambda d: _lines_share(d.lines, lambda x: x[:1] in (" ", "\t")), "layout"),
+    Signal("comment_line_share", _comment_line_share, "lines that start a comment"),
+    Signal(
+        "mean_identifier_length",
+        lambda d: float(np.mean([len(i) for i in d.identifiers])) if d.identifiers else 0.0,
+        "characters per identifier",
+    ),
+    Signal("short_identifier_share", lambda d: _share(sum(len(i) <= 2 for i in d.identifiers), len(d.identifiers)), ""),
+    Signal(
+        "digit_identifier_share",
+        lambda d: _share(sum(any(c.isdigit() for c in i) for i in d.identifiers), len(d.identifiers)),
+        "identifiers holding digits",
+    ),
+    Signal("unique_identifier_share", lambda d: _share(len(set(d.identifiers)), len(d.identifiers)), "distinct names"),
+    Signal("hex_literal_share", lambda d: _share(len(_HEX_LITERAL.findall(d.text)), len(d.identifiers) + 1), ""),
+    Signal("encoded_token_chars", lambda d: _share(sum(map(len, _ENCODED_TOKEN.findall(d.text))), len(d.text)), ""),
+    Signal("digit_char_share", lambda d: _share(sum(ch.isdigit() for ch in d.text), len(d.text)), "number arrays"),
+    Signal(
+        "duplicate_line_share",
+        lambda d: prose_rules.duplicate_shares([x.strip() for x in d.lines if x.strip()], len(d.text))[0],
+        "repeated non-blank lines",
+    ),
+)
+
+PROSE_SIGNAL_NAMES = tuple(signal.name for signal in PROSE_SIGNALS)
+CODE_SIGNAL_NAMES = tuple(signal.name for signal in CODE_SIGNALS)
+SIGNAL_FIELDS = tuple(dict.fromkeys(PROSE_SIGNAL_NAMES + CODE_SIGNAL_NAMES))  # a name both groups use, once
+
+
+def prose_signals(text: str, unsegmented_share: float = 0.5, ngram_scale: int = 2) -> np.ndarray:
+    """The prose signals of one document, in `PROSE_SIGNALS` order."""
+    doc = ProseView(text, frozenset(), unsegmented_share, ngram_scale)
+    return np.array([signal.measure(doc) for signal in PROSE_SIGNALS], dtype=np.float64)  # type: ignore[arg-type]
+
+
+def code_signals(text: str) -> np.ndarray:
+    """The code signals of one source file, in `CODE_SIGNALS` order."""
+    doc = CodeView(text)
+    return np.array([signal.measure(doc) for signal in CODE_SIGNALS], dtype=np.float64)  # type: ignore[arg-type]

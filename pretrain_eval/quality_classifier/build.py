@@ -1,0 +1,122 @@
+"""Fit the quality classifier the package ships, from the shipped reference and documents made from it.
+
+The pipeline never trains it: `pretrain_core/data/quality_classifier.safetensors` is what this writes, and a
+test checks the shipped file is what this builds. Run it after changing the signals or the generators:
+
+    python -m pretrain_eval.quality_classifier            # rebuild the shipped classifier and its report
+    python -m pretrain_eval.quality_classifier --check    # exit 1 when the shipped one differs from a fresh build
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+from sklearn.metrics import roc_auc_score
+from threadpoolctl import threadpool_limits
+
+from pretrain_core.quality.classifier import SHIPPED_CLASSIFIER, SignalClassifier, to_bytes
+from pretrain_core.quality.cutoffs import CODE, PROSE
+from pretrain_core.quality.stage import document_signals
+from pretrain_eval.quality_classifier.training_data import TrainingDoc, training_docs
+
+REPORT_FILE = "quality_classifier_report.json"
+REGULARISATION = 1.0  # sklearn's C: the default; the signals are few and standardised
+MIN_SCALE = 1e-6
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    """The training documents and, per group, their signal matrix (rows in the order of `docs` of the group)."""
+
+    docs: list[TrainingDoc]
+    signals: dict[str, np.ndarray]
+
+    def rows(self, group: str) -> list[TrainingDoc]:
+        return [doc for doc in self.docs if doc.group == group]
+
+
+def training_set(seed: int = 0) -> TrainingSet:
+    docs = training_docs(seed)
+    docs = sorted(docs, key=lambda doc: doc.group)  # document_signals keeps each group's rows in input order
+    return TrainingSet(docs, document_signals([d.text for d in docs], [d.group for d in docs]))
+
+
+def fit_group(features: np.ndarray, labels: np.ndarray, names: Sequence[str]) -> SignalClassifier:
+    """A balanced logistic regression over standardised signals, fitted on one thread (same bytes each run)."""
+    mean = features.mean(axis=0)
+    scale = np.maximum(features.std(axis=0), MIN_SCALE)
+    with threadpool_limits(1):
+        model = LogisticRegression(C=REGULARISATION, class_weight="balanced", max_iter=5000)
+        model.fit((features - mean) / scale, labels)
+    return SignalClassifier(tuple(names), mean, scale, model.coef_[0].astype(np.float64), float(model.intercept_[0]))
+
+
+def fit_classifiers(
+    data: TrainingSet, keep: Callable[[TrainingDoc], bool] = lambda doc: True
+) -> dict[str, SignalClassifier]:
+    """One classifier per group, on the training documents `keep` accepts (a kind or source left out)."""
+    from pretrain_core.quality.classifier import SIGNAL_NAMES
+
+    out = {}
+    for group in (PROSE, CODE):
+        docs = data.rows(group)
+        chosen = np.array([keep(doc) for doc in docs], dtype=bool)
+        labels = np.array([doc.label for doc in docs])[chosen]
+        out[group] = fit_group(data.signals[group][chosen], labels, SIGNAL_NAMES[group])
+    return out
+
+
+def report(data: TrainingSet, classifiers: dict[str, SignalClassifier]) -> dict[str, object]:
+    """In-sample figures (training AUC overall and per generated kind) and the signals' weights, for the record:
+    the held-out figures are the labelled set's, in `pretrain stage-report --stage quality`."""
+    out: dict[str, object] = {}
+    for group, model in classifiers.items():
+        docs = data.rows(group)
+        logits = model.logits(data.signals[group])
+        labels = np.array([doc.label for doc in docs])
+        kinds = sorted({doc.kind for doc in docs} - {"good"})
+        per_kind = {}
+        for kind in kinds:
+            rows = [i for i, doc in enumerate(docs) if doc.kind in ("good", kind)]
+            per_kind[kind] = round(float(roc_auc_score(labels[rows], logits[rows])), 4)
+        out[group] = {
+            "documents": {"good": int(labels.sum()), "bad": int(len(labels) - labels.sum())},
+            "training_auc": round(float(roc_auc_score(labels, logits)), 4),
+            "training_auc_by_kind": per_kind,
+            "weights": {name: round(float(w), 4) for name, w in zip(model.signals, model.weight, strict=True)},
+        }
+    return out
+
+
+def shipped_dir() -> Path:
+    return Path(str(resources.files("pretrain_core") / "data"))
+
+
+def write(classifiers: dict[str, SignalClassifier], figures: dict[str, object], out_dir: Path) -> None:
+    (out_dir / SHIPPED_CLASSIFIER).write_bytes(to_bytes(classifiers))
+    (out_dir / REPORT_FILE).write_text(json.dumps(figures, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def differences(built: dict[str, SignalClassifier], shipped: dict[str, SignalClassifier]) -> list[str]:
+    """What differs beyond floating-point noise between two sets of classifiers."""
+    problems = []
+    for group in sorted(set(built) | set(shipped)):
+        if group not in built or group not in shipped:
+            problems.append(f"{group}: present on one side only")
+            continue
+        a, b = built[group], shipped[group]
+        if a.signals != b.signals:
+            problems.append(f"{group}: signals differ")
+            continue
+        for name in ("mean", "scale", "weight"):
+            if not np.allclose(getattr(a, name), getattr(b, name), rtol=1e-6, atol=1e-9):
+                problems.append(f"{group}: {name} differs")
+        if not np.isclose(a.bias, b.bias, rtol=1e-6, atol=1e-9):
+            problems.append(f"{group}: bias differs")
+    return problems
