@@ -7,6 +7,7 @@ against low-quality text made from it, and shipped as safetensors: loading it ru
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from importlib.resources import files
@@ -17,16 +18,23 @@ import safetensors.numpy
 from safetensors import SafetensorError
 
 from pretrain_core.quality.cutoffs import CODE, PROSE
-from pretrain_core.quality.signals import CODE_SIGNAL_NAMES, PROSE_SIGNAL_NAMES
+from pretrain_core.quality.signals import GROUP_SIGNAL_NAMES
 
 SHIPPED_CLASSIFIER = "quality_classifier.safetensors"
 FORMAT = "pretrain-quality-classifier-1"
-SIGNAL_NAMES = {PROSE: PROSE_SIGNAL_NAMES, CODE: CODE_SIGNAL_NAMES}
+SIGNAL_NAMES = {PROSE: GROUP_SIGNAL_NAMES[PROSE], CODE: GROUP_SIGNAL_NAMES[CODE]}  # each group's signal matrix
+# Size is not quality: a length limit is the clean stage's rule, and length learned from generated examples
+# (whose sizes are the generator's choice) would reward long spam. The classifier reads every other signal.
+UNREAD_SIGNALS = frozenset({"log_words", "log_chars"})
+CLASSIFIER_SIGNALS = {
+    group: tuple(n for n in names if n not in UNREAD_SIGNALS) for group, names in SIGNAL_NAMES.items()
+}
 
 
 @dataclass(frozen=True)
 class SignalClassifier:
-    """Logistic regression over standardised signals: logit = ((x - mean) / scale) . weight + bias."""
+    """Logistic regression over standardised signals: logit = ((x - mean) / scale) . weight + bias, x the
+    document's values of `signals` (a subset of its group's signals)."""
 
     signals: tuple[str, ...]
     mean: np.ndarray
@@ -34,9 +42,12 @@ class SignalClassifier:
     weight: np.ndarray
     bias: float
 
-    def logits(self, features: np.ndarray) -> np.ndarray:
-        """Log-odds of "curated" for each row of `features` (documents x signals, in `signals` order)."""
-        return ((features - self.mean) / self.scale) @ self.weight + self.bias
+    def logits(self, features: np.ndarray, names: Sequence[str]) -> np.ndarray:
+        """Log-odds of "curated" for each row of `features` (documents x signals, columns named by `names`); a
+        NaN signal (one the document's language cannot have) counts as neutral, at its training mean."""
+        columns = [list(names).index(name) for name in self.signals]
+        standardised = np.nan_to_num((features[:, columns] - self.mean) / self.scale, nan=0.0)
+        return standardised @ self.weight + self.bias
 
 
 def to_bytes(classifiers: dict[str, SignalClassifier]) -> bytes:
@@ -63,10 +74,10 @@ def from_bytes(data: bytes) -> dict[str, SignalClassifier]:
         raise ValueError(f"not a {FORMAT} model: {header.get('format')!r}")
     out = {}
     for group, names in header["signals"].items():
-        if tuple(names) != SIGNAL_NAMES[group]:
+        if tuple(names) != CLASSIFIER_SIGNALS[group]:
             raise ValueError(
-                f"the quality classifier's {group} signals {names} are not the library's {list(SIGNAL_NAMES[group])}: "
-                "rebuild it with python -m pretrain_eval.quality_classifier"
+                f"the quality classifier's {group} signals {names} are not the library's "
+                f"{list(CLASSIFIER_SIGNALS[group])}: rebuild it with python -m pretrain_eval.quality_classifier"
             )
         out[group] = SignalClassifier(
             tuple(names),

@@ -44,12 +44,16 @@ class ReferenceModel:
 
     def perplexities(self, texts: list[str], batch_chars: int = 4_000_000) -> np.ndarray:
         """Perplexity of each text, as float32: the precision it is stored and compared against cut-offs in."""
-        out = np.empty(len(texts), dtype=np.float32)
-        for start, stop in _batches(texts, batch_chars):
-            out[start:stop] = self._score_batch(texts[start:stop])
-        return out
+        return combine(*self.components(texts, batch_chars), self.skeleton)
 
-    def _score_batch(self, texts: list[str]) -> np.ndarray:
+    def components(self, texts: list[str], batch_chars: int = 4_000_000) -> tuple[np.ndarray, np.ndarray]:
+        """log10 perplexity of each text under the lexical and the skeleton model (NaN without a skeleton)."""
+        lexical, skeleton = np.empty(len(texts)), np.full(len(texts), np.nan)
+        for start, stop in _batches(texts, batch_chars):
+            lexical[start:stop], skeleton[start:stop] = self._score_batch(texts[start:stop])
+        return lexical, skeleton
+
+    def _score_batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         lines: list[str] = []
         doc_of_line: list[int] = []
         for doc, text in enumerate(texts):
@@ -57,12 +61,20 @@ class ReferenceModel:
             lines += doc_lines
             doc_of_line += [doc] * len(doc_lines)
         docs = np.asarray(doc_of_line, dtype=np.int64)
-        log10_ppl = -_mean_log10_prob(self.tokenizer, self.lm, lines, docs, len(texts))
-        if self.skeleton is not None and self.skeleton.weight > 0:
-            weight = self.skeleton.weight
+        lexical = -_mean_log10_prob(self.tokenizer, self.lm, lines, docs, len(texts))
+        skeleton = np.full(len(texts), np.nan)
+        if self.skeleton is not None:
             skeleton = -_mean_log10_prob(self.skeleton.tokenizer, self.skeleton.lm, lines, docs, len(texts))
-            log10_ppl = (log10_ppl + weight * skeleton) / (1.0 + weight)
-        return np.power(10.0, log10_ppl)
+        return lexical, skeleton
+
+
+def combine(lexical: np.ndarray, skeleton: np.ndarray, model: Skeleton | None) -> np.ndarray:
+    """The stored perplexity from the two log10 perplexities: their weighted geometric mean, as float32 (the
+    precision it is stored and compared against cut-offs in)."""
+    log10_ppl = lexical
+    if model is not None and model.weight > 0:
+        log10_ppl = (lexical + model.weight * skeleton) / (1.0 + model.weight)
+    return np.power(10.0, log10_ppl).astype(np.float32)
 
 
 def _mean_log10_prob(
@@ -88,14 +100,18 @@ class FoldedModel:
     seed: int
 
     def perplexities(self, doc_ids: list[str], texts: list[str], batch_chars: int) -> np.ndarray:
+        return combine(*self.components(doc_ids, texts, batch_chars), self.parts[0].skeleton)
+
+    def components(self, doc_ids: list[str], texts: list[str], batch_chars: int) -> tuple[np.ndarray, np.ndarray]:
+        """log10 lexical and skeleton perplexity of each text, each scored by the part that never saw it."""
         if len(self.parts) == 1:
-            return self.parts[0].perplexities(texts, batch_chars)
+            return self.parts[0].components(texts, batch_chars)
         folds = np.array([fold_of(self.seed, doc_id) for doc_id in doc_ids], dtype=np.int64)
-        out = np.empty(len(texts), dtype=np.float32)
+        lexical, skeleton = np.empty(len(texts)), np.empty(len(texts))
         for fold, model in enumerate(self.parts):
             rows = np.flatnonzero(folds == fold)
-            out[rows] = model.perplexities([texts[r] for r in rows], batch_chars)
-        return out
+            lexical[rows], skeleton[rows] = model.components([texts[r] for r in rows], batch_chars)
+        return lexical, skeleton
 
 
 def _batches(texts: list[str], batch_chars: int) -> Iterator[tuple[int, int]]:

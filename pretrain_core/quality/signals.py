@@ -12,12 +12,15 @@ learned classifier (classifier.py) reads them in the order of `PROSE_SIGNALS` / 
 
 from __future__ import annotations
 
+import gzip
+import json
 import math
 import re
 import string
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cache, cached_property
 
 import ftfy.badness
 import numpy as np
@@ -25,6 +28,7 @@ import numpy as np
 from pretrain_core.clean import prose_rules
 from pretrain_core.clean.langid import script_counts
 from pretrain_core.clean.words import has_letter
+from pretrain_core.quality.reference import shipped_reference
 
 _PUNCTUATION = string.punctuation + "“”‘’«»„"
 _TERMINAL = tuple(".!?:;\"'»”)。！？：；」』）")
@@ -103,6 +107,7 @@ _DIGIT_LINE = re.compile(r"^[\d\s.,:;%+\-/()|]+$")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ENCODED_TOKEN = re.compile(r"[A-Za-z0-9+/=]{40,}")
 _HEX_LITERAL = re.compile(r"\b0[xX][0-9a-fA-F]+\b")
+FUNCTION_WORDS_PER_LANGUAGE = 50
 _COMMENT_START = ("#", "//", "/*", "*", "--", '"""', "'''", "<!--", ";")
 
 
@@ -115,12 +120,47 @@ class Signal:
     help: str
 
 
+@cache
+def function_words() -> dict[str, frozenset[str]]:
+    """Per language of the shipped reference, its most frequent words (characters for Chinese and Japanese),
+    case-folded: Gopher's stop-word rule for every language we have edited text in. Real prose of any register
+    is full of them; word lists drawn at random (machine filler, keyword lists) and pseudo-Latin are not."""
+    counts: dict[str, Counter[str]] = {}
+    with gzip.open(shipped_reference("prose"), "rt", encoding="utf-8") as handle:
+        for line in handle:
+            record = json.loads(line)
+            words = prose_rules.ProseDoc(record["text"]).words
+            counts.setdefault(record["lang"], Counter()).update(_folded(word) for word in words)
+    return {
+        lang: frozenset(
+            word for word, _ in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:FUNCTION_WORDS_PER_LANGUAGE]
+        )
+        for lang, c in sorted(counts.items())
+    }
+
+
+def _folded(word: str) -> str:
+    return word.lower().strip(_PUNCTUATION)
+
+
+@dataclass
 class ProseView(prose_rules.ProseDoc):
-    """A prose document with the extra views the signals need on top of the clean rules' ones."""
+    """A prose document in its language, with the extra views the signals need on top of the clean rules' ones."""
+
+    lang: str = ""
 
     @cached_property
     def letters(self) -> int:
         return sum(1 for ch in self.text if ch.isalpha())
+
+
+def _function_word_share(doc: ProseView) -> float:
+    """NaN for a language without a list: a signal the document cannot have, which the classifier reads as
+    neutral (its training mean)."""
+    words = function_words().get(doc.lang)
+    if words is None:
+        return math.nan
+    return _share(sum(_folded(word) in words for word in doc.words), len(doc.words))
 
 
 @dataclass
@@ -206,6 +246,7 @@ PROSE_SIGNALS: tuple[Signal, ...] = (
     Signal("mojibake_per_100_letters", _mojibake, "ftfy's badness"),
     Signal("replacement_char_share", lambda d: _share(d.text.count("\ufffd"), len(d.text)), "U+FFFD"),
     Signal("dominant_script_share", _dominant_script_share, "letters in the most used script"),
+    Signal("function_word_share", _function_word_share, "words among the language's 50 most frequent (Gopher)"),
 )
 
 
@@ -247,12 +288,20 @@ CODE_SIGNALS: tuple[Signal, ...] = (
 
 PROSE_SIGNAL_NAMES = tuple(signal.name for signal in PROSE_SIGNALS)
 CODE_SIGNAL_NAMES = tuple(signal.name for signal in CODE_SIGNALS)
-SIGNAL_FIELDS = tuple(dict.fromkeys(PROSE_SIGNAL_NAMES + CODE_SIGNAL_NAMES))  # a name both groups use, once
+# Measured by the quality stage's reference models rather than on the text alone: how far the document's log10
+# lexical and skeleton perplexities lie from reference text's own, in robust standard deviations, and the share of
+# its tokens the skeleton keeps as themselves (stage.py).
+PERPLEXITY_SIGNAL_NAMES = ("lexical_perplexity_z", "skeleton_perplexity_z", "skeleton_word_share")
+GROUP_SIGNAL_NAMES = {
+    "prose": PROSE_SIGNAL_NAMES + PERPLEXITY_SIGNAL_NAMES,
+    "code": CODE_SIGNAL_NAMES + PERPLEXITY_SIGNAL_NAMES,
+}
+SIGNAL_FIELDS = tuple(dict.fromkeys(name for names in GROUP_SIGNAL_NAMES.values() for name in names))
 
 
-def prose_signals(text: str, unsegmented_share: float = 0.5, ngram_scale: int = 2) -> np.ndarray:
-    """The prose signals of one document, in `PROSE_SIGNALS` order."""
-    doc = ProseView(text, frozenset(), unsegmented_share, ngram_scale)
+def prose_signals(text: str, lang: str = "", unsegmented_share: float = 0.5, ngram_scale: int = 2) -> np.ndarray:
+    """The prose signals of one document in language `lang`, in `PROSE_SIGNALS` order (NaN: not applicable)."""
+    doc = ProseView(text, frozenset(), unsegmented_share, ngram_scale, lang)
     return np.array([signal.measure(doc) for signal in PROSE_SIGNALS], dtype=np.float64)  # type: ignore[arg-type]
 
 

@@ -172,6 +172,15 @@ class SkeletonTokenizer:
         ids = np.where(words.spaced, ids, ids + self._glued)
         return ids.astype(np.int64), np.bincount(words.line_of, minlength=len(lines)).astype(np.int64)
 
+    def kept_shares(self, texts: list[str]) -> np.ndarray:
+        """Share of each text's tokens that are kept words: the reference's commonest words, which real prose of
+        its languages is full of; where they are few, the skeleton is mostly shapes and its perplexity says little."""
+        out = np.zeros(len(texts))
+        for i, text in enumerate(texts):
+            hashes = _Words(text).hashes
+            out[i] = float(np.mean(self._table.find(hashes) >= 0)) if len(hashes) else 0.0
+        return out
+
     def to_bytes(self) -> bytes:
         return json.dumps({"format": FORMAT, "words": self.words}, ensure_ascii=False).encode()
 

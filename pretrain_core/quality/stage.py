@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from pretrain_core import schema, storage
 from pretrain_core.config_base import ConfigError
-from pretrain_core.quality.classifier import shipped_classifiers
+from pretrain_core.quality.classifier import SIGNAL_NAMES, SignalClassifier, shipped_classifiers
 from pretrain_core.quality.config import BUCKETS, QualityConfig
 from pretrain_core.quality.corpus import CorpusSample, scan_corpus
 from pretrain_core.quality.cutoffs import (
@@ -36,17 +36,19 @@ from pretrain_core.quality.cutoffs import (
 from pretrain_core.quality.languages import known_languages
 from pretrain_core.quality.ngram import NgramLM
 from pretrain_core.quality.reference import ReferenceRecord, train_lm, train_skeleton_tokenizer, train_tokenizer
+from pretrain_core.quality.sampling import fold_of
 from pretrain_core.quality.score import combined_scores, perplexity_positions, score_buckets
-from pretrain_core.quality.scoring import FoldedModel, ReferenceModel, Skeleton
+from pretrain_core.quality.scoring import FoldedModel, ReferenceModel, Skeleton, combine
 from pretrain_core.quality.signals import (
     CODE_SIGNAL_NAMES,
+    PERPLEXITY_SIGNAL_NAMES,
     PROSE_SIGNAL_NAMES,
     SIGNAL_FIELDS,
     code_signals,
     prose_signals,
 )
 from pretrain_core.quality.skeleton import SkeletonTokenizer
-from pretrain_core.quality.tokenizers import TokenizerKind, load_tokenizer
+from pretrain_core.quality.tokenizers import Tokenizer, TokenizerKind, load_tokenizer
 from pretrain_core.schema import DROP_REASON, QUALITY
 from pretrain_core.stage import ShardOutput
 
@@ -111,6 +113,7 @@ def fit_quality(input_urls: list[str], cfg: QualityConfig, artifact_dir: str) ->
             parts.append(ReferenceModel(tokenizer, lm, skeleton))
             part_info.append(info)
         models[name] = FoldedModel(tuple(parts), cfg.seed)
+        levels = _reference_levels(plan, models[name], tokenizer, skeleton_tokenizer, cfg)
         model_info[name] = {
             "tokenizer": plan.kind,
             "vocab_size": tokenizer.vocab_size,
@@ -120,6 +123,7 @@ def fit_quality(input_urls: list[str], cfg: QualityConfig, artifact_dir: str) ->
             "folds": len(parts),
             "reference_docs": len(plan.records),
             "parts": part_info,
+            "levels": levels,
         }
     index = QualityIndex(
         percentiles=cfg.bucket_percentiles,
@@ -131,6 +135,43 @@ def fit_quality(input_urls: list[str], cfg: QualityConfig, artifact_dir: str) ->
     artifacts[CUTOFFS] = storage.join(artifact_dir, "cutoffs.json")
     storage.write_json(artifacts[CUTOFFS], index.to_json())
     return dict(sorted(artifacts.items()))
+
+
+def _reference_levels(
+    plan: _ModelPlan,
+    model: FoldedModel,
+    tokenizer: Tokenizer,
+    skeleton_tokenizer: SkeletonTokenizer | None,
+    cfg: QualityConfig,
+) -> dict[str, list[float]]:
+    """Where reference text itself lies under the model: median and robust spread (IQR / 1.349) of the log10
+    lexical and skeleton perplexities of reference documents, each scored by counts that never saw it. Cross-fitted
+    models have such parts already; otherwise two half models are counted for this alone. A document's distance
+    from these levels (`*_perplexity_z`) means the same whatever the input holds, unlike a percentile of it."""
+    if len(model.parts) == 2:  # cross-fitted on input documents: part f never saw fold f
+        records, halves = [r for r in plan.records if r.fold is not None], model
+    else:
+        records = plan.records
+        folds = [fold_of(cfg.seed, r.key) for r in records]
+        parts = []
+        for fold in (0, 1):
+            texts = [r.text for r, f in zip(records, folds, strict=True) if f != fold]
+            half_skeleton = None
+            if skeleton_tokenizer is not None:
+                half_lm = train_lm(texts, skeleton_tokenizer, cfg.skeleton_order)
+                half_skeleton = Skeleton(skeleton_tokenizer, half_lm, 0.0)
+            parts.append(ReferenceModel(tokenizer, train_lm(texts, tokenizer, cfg.order), half_skeleton))
+        halves = FoldedModel(tuple(parts), cfg.seed)
+    lexical, skeleton = halves.components([r.key for r in records], [r.text for r in records], cfg.batch_chars)
+    return {"lexical": _level(lexical), "skeleton": _level(skeleton)}
+
+
+def _level(values: np.ndarray) -> list[float]:
+    values = values[np.isfinite(values)]
+    if values.size == 0:
+        return [0.0, 1.0]
+    low, median, high = np.percentile(values, [25, 50, 75])
+    return [round(float(median), 6), round(max(float(high - low) / 1.349, 1e-3), 6)]
 
 
 class _Serialisable(Protocol):
@@ -212,22 +253,27 @@ def _own_cutoffs(corpus: CorpusSample, group: str, key: str, cfg: QualityConfig)
 
 
 class QualityStage:
-    """Scores, buckets and filters one shard. Models load on first use; pickling ships only config and URLs."""
+    """Scores, buckets and filters one shard. Models load on first use; pickling ships only config, URLs and any
+    classifiers given in place of the shipped ones."""
 
     name = "quality"
     schema = QUALITY
 
-    def __init__(self, cfg: QualityConfig, artifacts: dict[str, str]) -> None:
+    def __init__(
+        self, cfg: QualityConfig, artifacts: dict[str, str], classifiers: dict[str, SignalClassifier] | None = None
+    ) -> None:
+        """`classifiers`: the signal classifiers to score with; None means the shipped ones."""
         self.cfg = cfg
         self.artifacts = dict(artifacts)
+        self.classifiers = classifiers
         self._index: QualityIndex | None = None
         self._models: dict[str, FoldedModel] = {}
 
     def __getstate__(self) -> dict[str, Any]:
-        return {"cfg": self.cfg, "artifacts": self.artifacts}
+        return {"cfg": self.cfg, "artifacts": self.artifacts, "classifiers": self.classifiers}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        self.cfg, self.artifacts = state["cfg"], state["artifacts"]
+        self.cfg, self.artifacts, self.classifiers = state["cfg"], state["artifacts"], state["classifiers"]
         self._index, self._models = None, {}
 
     @property
@@ -273,20 +319,23 @@ class QualityStage:
             by_model[self.index.model_for(group, key)].append(row)
         perplexity = np.zeros(len(texts), dtype=np.float32)
         position = np.zeros(len(texts), dtype=np.float64)
+        distance = np.full((len(texts), len(PERPLEXITY_SIGNAL_NAMES)), np.nan)
         for model_name, rows in sorted(by_model.items()):
             model = self.model(model_name)
-            perplexity[rows] = model.perplexities(
-                [ids[r] for r in rows], [texts[r] for r in rows], self.cfg.batch_chars
-            )
+            lexical, skeleton = model.components([ids[r] for r in rows], [texts[r] for r in rows], self.cfg.batch_chars)
+            perplexity[rows] = combine(lexical, skeleton, model.parts[0].skeleton)
+            distance[rows] = _distances(lexical, skeleton, self.index.models[model_name])
+            if model.parts[0].skeleton is not None:
+                distance[rows, 2] = model.parts[0].skeleton.tokenizer.kept_shares([texts[r] for r in rows])
             for key in sorted({keys[r] for r in rows}):
                 in_key = [r for r in rows if keys[r] == key]
                 position[in_key] = perplexity_positions(perplexity[in_key], *self.index.thresholds(model_name, key))
-        signals = document_signals(texts, groups)
+        signals = document_signals(texts, groups, langs, distance)
         logits = np.zeros(len(texts), dtype=np.float64)
         if self.cfg.classifier:
-            classifiers = shipped_classifiers()
+            classifiers = self.classifiers if self.classifiers is not None else shipped_classifiers()
             for group, rows in _rows_by(groups).items():
-                logits[rows] = classifiers[group].logits(signals[group])
+                logits[rows] = classifiers[group].logits(signals[group], SIGNAL_NAMES[group])
         score = combined_scores(logits, position, self.cfg.perplexity_weight).astype(np.float32)
         buckets = score_buckets(score, self.cfg.score_cutoffs)
         keep = np.array(
@@ -318,13 +367,29 @@ def _rows_by(groups: list[str]) -> dict[str, list[int]]:
     return dict(rows)
 
 
-def document_signals(texts: list[str], groups: list[str]) -> dict[str, np.ndarray]:
-    """Per group, the signal matrix of its documents (in row order): prose signals for prose, code for code."""
+def _distances(lexical: np.ndarray, skeleton: np.ndarray, info: dict[str, Any]) -> np.ndarray:
+    """The perplexity signals: each log10 perplexity's distance from the model's reference level (see
+    `_reference_levels`), in robust standard deviations (NaN for a model without a skeleton), and a column for
+    the skeleton's kept-word share, filled by the caller."""
+    (lex_median, lex_scale), (skel_median, skel_scale) = info["levels"]["lexical"], info["levels"]["skeleton"]
+    unset = np.full(len(lexical), np.nan)
+    return np.stack([(lexical - lex_median) / lex_scale, (skeleton - skel_median) / skel_scale, unset], axis=1)
+
+
+def document_signals(
+    texts: list[str], groups: list[str], langs: list[str], distances: np.ndarray
+) -> dict[str, np.ndarray]:
+    """Per group, the signal matrix of its documents (rows in input order, columns `SIGNAL_NAMES[group]`): the
+    group's text signals, then the perplexity signals (`distances`, a row per document)."""
     out = {}
     for group, rows in _rows_by(groups).items():
-        measure = code_signals if group == CODE else prose_signals
+        if group == CODE:
+            matrix = [code_signals(texts[r]) for r in rows]
+        else:
+            matrix = [prose_signals(texts[r], langs[r]) for r in rows]
         width = len(CODE_SIGNAL_NAMES if group == CODE else PROSE_SIGNAL_NAMES)
-        out[group] = np.array([measure(texts[r]) for r in rows], dtype=np.float64).reshape(len(rows), width)
+        text_signals = np.array(matrix, dtype=np.float64).reshape(len(rows), width)
+        out[group] = np.concatenate([text_signals, distances[rows]], axis=1)
     return out
 
 
@@ -333,7 +398,7 @@ def signal_column(signals: dict[str, np.ndarray], groups: list[str]) -> pa.Struc
     columns = {name: np.full(len(groups), np.nan, dtype=np.float32) for name in SIGNAL_FIELDS}
     rows = _rows_by(groups)
     for group, matrix in signals.items():
-        for j, name in enumerate(CODE_SIGNAL_NAMES if group == CODE else PROSE_SIGNAL_NAMES):
+        for j, name in enumerate(SIGNAL_NAMES[group]):
             columns[name][rows[group]] = matrix[:, j]
     arrays = [pa.array(values, pa.float32(), mask=np.isnan(values)) for values in columns.values()]
     return pa.StructArray.from_arrays(arrays, fields=list(schema.QUALITY_SIGNALS_TYPE))

@@ -10,19 +10,29 @@ test checks the shipped file is what this builds. Run it after changing the sign
 from __future__ import annotations
 
 import json
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 import numpy as np
+import pyarrow as pa
 from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from threadpoolctl import threadpool_limits
 
-from pretrain_core.quality.classifier import SHIPPED_CLASSIFIER, SignalClassifier, to_bytes
+from pretrain_core import schema, storage
+from pretrain_core.quality.classifier import (
+    CLASSIFIER_SIGNALS,
+    SHIPPED_CLASSIFIER,
+    SIGNAL_NAMES,
+    SignalClassifier,
+    to_bytes,
+)
+from pretrain_core.quality.config import SELF, QualityConfig
 from pretrain_core.quality.cutoffs import CODE, PROSE
-from pretrain_core.quality.stage import document_signals
+from pretrain_core.quality.stage import QualityStage, fit_quality
 from pretrain_eval.quality_classifier.training_data import TrainingDoc, training_docs
 
 REPORT_FILE = "quality_classifier_report.json"
@@ -42,18 +52,65 @@ class TrainingSet:
 
 
 def training_set(seed: int = 0) -> TrainingSet:
-    docs = training_docs(seed)
-    docs = sorted(docs, key=lambda doc: doc.group)  # document_signals keeps each group's rows in input order
-    return TrainingSet(docs, document_signals([d.text for d in docs], [d.group for d in docs]))
+    """The training documents and their signals as the quality stage measures them, its reference models fitted
+    on the good documents and cross-fitted, so that no document's perplexity signals come from counts that saw
+    it (as no input document's do at run time)."""
+    docs = sorted(training_docs(seed), key=lambda doc: doc.group)
+    table = _as_stage_input(docs)
+    with tempfile.TemporaryDirectory() as tmp:
+        shard = storage.join(tmp, "input", "part-00000.parquet")
+        storage.write_parquet(shard, table)
+        artifacts = fit_quality([shard], TRAINING_QUALITY, storage.join(tmp, "artifacts"))
+        scored = QualityStage(TRAINING_QUALITY, artifacts).process(table).kept
+    by_id = dict(zip(scored.column("id").to_pylist(), scored.column("quality_signals").to_pylist(), strict=True))
+    signals = {}
+    for group in (PROSE, CODE):
+        rows = [by_id[f"{i}"] for i, doc in enumerate(docs) if doc.group == group]
+        signals[group] = np.array([[np.nan if r[n] is None else r[n] for n in SIGNAL_NAMES[group]] for r in rows])
+    return TrainingSet(docs, signals)
+
+
+# The stage as it runs, but fitted on the training set's own good documents (cross-fitted), keeping every bucket
+# and without a classifier (the one being built).
+TRAINING_QUALITY = QualityConfig.model_validate(
+    {
+        "prose_reference": {"urls": [SELF], "sources": ["good"]},
+        "code_reference": {"urls": [SELF], "sources": ["good"]},
+        "keep_buckets": {},
+        "classifier": False,
+        "detect_language": False,
+    }
+)
+
+
+def _as_stage_input(docs: Sequence[TrainingDoc]) -> pa.Table:
+    """The documents as the quality stage's input (the PII stage's output), ids their positions."""
+    n = len(docs)
+    code = [doc.group == CODE for doc in docs]
+    columns = {
+        "id": [f"{i}" for i in range(n)],
+        "text": [doc.text for doc in docs],
+        "source": ["good" if doc.label else "bad" for doc in docs],
+        "domain": ["code" if is_code else "general" for is_code in code],
+        "location": [f"training#{i}" for i in range(n)],
+        "code_language": [doc.lang if is_code else None for doc, is_code in zip(docs, code, strict=True)],
+        "lang": ["code" if is_code else doc.lang for doc, is_code in zip(docs, code, strict=True)],
+        "lang_score": [1.0] * n,
+        "dup_cluster": [f"{i}" for i in range(n)],
+        "dup_cluster_size": [1] * n,
+        "pii_count": [0] * n,
+        "pii_types": [[] for _ in range(n)],
+    }
+    return pa.Table.from_pydict(columns, schema=schema.PII)
 
 
 def fit_group(features: np.ndarray, labels: np.ndarray, names: Sequence[str]) -> SignalClassifier:
     """A balanced logistic regression over standardised signals, fitted on one thread (same bytes each run)."""
-    mean = features.mean(axis=0)
-    scale = np.maximum(features.std(axis=0), MIN_SCALE)
+    mean = np.nan_to_num(np.nanmean(features, axis=0))
+    scale = np.maximum(np.nan_to_num(np.nanstd(features, axis=0)), MIN_SCALE)
     with threadpool_limits(1):
         model = LogisticRegression(C=REGULARISATION, class_weight="balanced", max_iter=5000)
-        model.fit((features - mean) / scale, labels)
+        model.fit(np.nan_to_num((features - mean) / scale, nan=0.0), labels)  # NaN: neutral, as when scoring
     return SignalClassifier(tuple(names), mean, scale, model.coef_[0].astype(np.float64), float(model.intercept_[0]))
 
 
@@ -61,14 +118,13 @@ def fit_classifiers(
     data: TrainingSet, keep: Callable[[TrainingDoc], bool] = lambda doc: True
 ) -> dict[str, SignalClassifier]:
     """One classifier per group, on the training documents `keep` accepts (a kind or source left out)."""
-    from pretrain_core.quality.classifier import SIGNAL_NAMES
-
     out = {}
     for group in (PROSE, CODE):
         docs = data.rows(group)
         chosen = np.array([keep(doc) for doc in docs], dtype=bool)
         labels = np.array([doc.label for doc in docs])[chosen]
-        out[group] = fit_group(data.signals[group][chosen], labels, SIGNAL_NAMES[group])
+        read = [SIGNAL_NAMES[group].index(name) for name in CLASSIFIER_SIGNALS[group]]
+        out[group] = fit_group(data.signals[group][chosen][:, read], labels, CLASSIFIER_SIGNALS[group])
     return out
 
 
@@ -78,7 +134,7 @@ def report(data: TrainingSet, classifiers: dict[str, SignalClassifier]) -> dict[
     out: dict[str, object] = {}
     for group, model in classifiers.items():
         docs = data.rows(group)
-        logits = model.logits(data.signals[group])
+        logits = model.logits(data.signals[group], SIGNAL_NAMES[group])
         labels = np.array([doc.label for doc in docs])
         kinds = sorted({doc.kind for doc in docs} - {"good"})
         per_kind = {}

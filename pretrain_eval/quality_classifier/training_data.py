@@ -232,6 +232,86 @@ def generated(doc: TrainingDoc, rng: random.Random) -> str:
     )
 
 
+# The words of the lorem-ipsum passage, as its generators draw them (Faker, used by the held-out set, has its own).
+_PLACEHOLDER_WORDS = [
+    "lorem",
+    "ipsum",
+    "dolor",
+    "sit",
+    "amet",
+    "consectetur",
+    "adipiscing",
+    "elit",
+    "sed",
+    "do",
+    "eiusmod",
+    "tempor",
+    "incididunt",
+    "ut",
+    "labore",
+    "et",
+    "dolore",
+    "magna",
+    "aliqua",
+    "ut",
+    "enim",
+    "ad",
+    "minim",
+    "veniam",
+    "quis",
+    "nostrud",
+    "exercitation",
+    "ullamco",
+    "laboris",
+    "nisi",
+    "ut",
+    "aliquip",
+    "ex",
+    "ea",
+    "commodo",
+    "consequat",
+    "duis",
+    "aute",
+    "irure",
+    "dolor",
+    "in",
+    "reprehenderit",
+    "in",
+    "voluptate",
+    "velit",
+    "esse",
+    "cillum",
+    "dolore",
+    "eu",
+    "fugiat",
+    "nulla",
+]
+
+
+def _sentences(words: list[str], rng: random.Random, cjk: bool) -> str:
+    """Paragraphs of sentences of words drawn at random, capitalised and stopped like prose."""
+    paragraphs = []
+    for _ in range(rng.randint(3, 5)):
+        sentences = []
+        for _ in range(rng.randint(3, 6)):
+            picked = [rng.choice(words) for _ in range(rng.randint(5, 10))]
+            sentences.append("".join(picked) + "。" if cjk else " ".join(picked).capitalize() + ".")
+        paragraphs.append(("" if cjk else " ").join(sentences))
+    return "\n".join(paragraphs)
+
+
+def lorem_ipsum(doc: TrainingDoc, rng: random.Random) -> str:
+    """Placeholder text: sentences of the lorem-ipsum passage's words in random order."""
+    return _sentences(_PLACEHOLDER_WORDS, rng, cjk=False)
+
+
+def random_word_filler(doc: TrainingDoc, rng: random.Random) -> str:
+    """Machine filler: sentences of the document's own words drawn at random (two-character pieces for Chinese
+    and Japanese), each capitalised and stopped, so that every word is real and every line ends like prose."""
+    words = _tokens(doc.text, doc.lang)
+    return _sentences([w.strip(".,;:!?()。、，") or w for w in words], rng, cjk=doc.lang in ("zh", "ja"))
+
+
 Generator = Callable[[TrainingDoc, random.Random], str]
 PROSE_GENERATORS: dict[str, Generator] = {
     "word_salad": word_salad,
@@ -240,7 +320,10 @@ PROSE_GENERATORS: dict[str, Generator] = {
     "boilerplate": boilerplate,
     "mojibake": mojibake,
     "number_table": number_table,
+    "lorem_ipsum": lorem_ipsum,
+    "random_word_filler": random_word_filler,
 }
+PLACEHOLDER_LANGUAGE = "la"  # what language id makes of lorem ipsum at best: no language with a word list
 CODE_GENERATORS: dict[str, Generator] = {"minified": minified, "obfuscated": obfuscated, "generated": generated}
 
 
@@ -254,5 +337,6 @@ def training_docs(seed: int = 0) -> list[TrainingDoc]:
         for index, doc in enumerate(good):
             kind = kinds[index % len(kinds)]
             text = generators[kind](doc, rng)
-            docs.append(TrainingDoc(doc.group, doc.lang, doc.source, kind, text))
+            lang = PLACEHOLDER_LANGUAGE if kind == "lorem_ipsum" else doc.lang
+            docs.append(TrainingDoc(doc.group, lang, doc.source, kind, text))
     return docs

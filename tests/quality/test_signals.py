@@ -8,6 +8,8 @@ import numpy as np
 
 from pretrain_core.quality.signals import (
     CODE_SIGNAL_NAMES,
+    GROUP_SIGNAL_NAMES,
+    PERPLEXITY_SIGNAL_NAMES,
     PROSE_SIGNAL_NAMES,
     SIGNAL_FIELDS,
     code_signals,
@@ -16,7 +18,7 @@ from pretrain_core.quality.signals import (
 
 
 def _prose(text: str) -> dict[str, float]:
-    return dict(zip(PROSE_SIGNAL_NAMES, prose_signals(text).tolist(), strict=True))
+    return dict(zip(PROSE_SIGNAL_NAMES, prose_signals(text, "en").tolist(), strict=True))
 
 
 def _code(text: str) -> dict[str, float]:
@@ -26,8 +28,13 @@ def _code(text: str) -> dict[str, float]:
 def test_names_are_unique_per_group_and_fields_hold_both(english: list[str]) -> None:
     assert len(set(PROSE_SIGNAL_NAMES)) == len(PROSE_SIGNAL_NAMES)
     assert len(set(CODE_SIGNAL_NAMES)) == len(CODE_SIGNAL_NAMES)
-    assert set(SIGNAL_FIELDS) == set(PROSE_SIGNAL_NAMES) | set(CODE_SIGNAL_NAMES)
-    assert np.isfinite(prose_signals("")).all() and np.isfinite(code_signals("")).all()
+    every = {name for names in GROUP_SIGNAL_NAMES.values() for name in names}
+    assert (
+        set(SIGNAL_FIELDS) == every == set(PROSE_SIGNAL_NAMES) | set(CODE_SIGNAL_NAMES) | set(PERPLEXITY_SIGNAL_NAMES)
+    )
+    assert np.isfinite(prose_signals("", "en")).all() and np.isfinite(code_signals("")).all()
+    unlisted = dict(zip(PROSE_SIGNAL_NAMES, prose_signals("Ceci est un texte.", "pl"), strict=True))
+    assert np.isnan(unlisted["function_word_share"])  # a language without a word list: not applicable
 
 
 def test_damage_moves_the_signal_that_measures_it(
@@ -48,6 +55,8 @@ def test_damage_moves_the_signal_that_measures_it(
     table = _prose("\n".join(f"{i}  {i * 3.7:.2f}  {i * 11}" for i in range(20)))
     assert table["digit_line_share"] == 1.0 and clean["digit_line_share"] < 0.2
     assert 0.5 < clean["terminal_line_share"] <= 1.0 and clean["alpha_token_share"] > 0.9
+    shuffled = " ".join(sorted(text.split(), key=len))
+    assert _prose(shuffled)["function_word_share"] == clean["function_word_share"] > 0.25
 
 
 def test_code_signals_tell_minified_and_embedded_data_from_written_code(python_files: list[str]) -> None:

@@ -16,6 +16,7 @@ from pretrain_eval.stage_quality.quality import (
     BASELINE,
     DROPPED_SCORE,
     METRIC,
+    TRAINED_KINDS,
     LabelledItem,
     Scored,
     figures_of,
@@ -25,9 +26,6 @@ from pretrain_eval.stage_quality.quality import (
 
 SET_DIR = str(Path(__file__).resolve().parents[3] / "data" / "labelled" / "quality")
 LIMIT = 400  # about 50 items per language, every kind: seconds, not minutes
-PROSE_KINDS = {"word_salad", "repeated_lines", "keyword_stuffing", "boilerplate", "mojibake", "machine_template"}
-PROSE_KINDS |= {"number_table"}
-CODE_KINDS = {"minified", "obfuscated", "generated"}
 LANGS = {"en", "de", "fr", "es", "ru", "ja", "zh"}
 
 
@@ -53,10 +51,11 @@ def figures(scored: Scored) -> dict[tuple[str, str], Figure]:
 
 def test_the_slice_holds_both_labels_everywhere_and_never_changes(items: list[LabelledItem]) -> None:
     assert len(items) == LIMIT and [i.id for i in load_items(SET_DIR, LIMIT)] == [i.id for i in items]
-    assert len(load_items(SET_DIR)) > 1300
-    prose = [i for i in items if i.group == "prose"]
-    assert {i.kind for i in prose} == PROSE_KINDS | {"good"}
-    assert {i.kind for i in items if i.group == "code"} == CODE_KINDS | {"good"}
+    every = load_items(SET_DIR)
+    assert len(every) > 1800 and sum(i.heldout for i in every) > 400
+    for group in ("prose", "code"):
+        assert {i.kind for i in items if i.group == group} == {i.kind for i in every if i.group == group}
+    assert all(i.label == 0 for i in every if i.heldout)
     for lang in LANGS | {"python", "c", "javascript"}:
         assert {i.label for i in items if i.lang == lang} == {0, 1}, lang
     assert all(i.label == (i.kind == "good") for i in items)
@@ -72,14 +71,25 @@ def test_no_eval_item_shares_a_line_with_the_reference() -> None:
             assert not reference.intersection(lines), item.id
 
 
-def test_figures_for_every_group_both_systems_bars_on_ours_only(figures: dict[tuple[str, str], Figure]) -> None:
+def test_figures_for_every_group_both_systems_bars_on_ours_only(
+    items: list[LabelledItem], figures: dict[tuple[str, str], Figure]
+) -> None:
     groups = {"overall", "prose", "code"}
-    groups |= {f"prose:kind={k}" for k in PROSE_KINDS} | {f"prose:lang={lang}" for lang in LANGS}
-    groups |= {f"code:kind={k}" for k in CODE_KINDS} | {f"code:lang={lang}" for lang in ("python", "c", "javascript")}
-    assert {(g, s) for g in groups for s in (OURS, BASELINE)} == set(figures)
+    for group in ("prose", "code"):
+        for kind in {i.kind for i in items if i.group == group} - {"good"}:
+            groups.add(f"{group}:{'kind' if kind in TRAINED_KINDS[group] else 'heldout_kind'}={kind}")
+    groups |= {f"prose:lang={lang}" for lang in LANGS} | {f"code:lang={lang}" for lang in ("python", "c", "javascript")}
+    assert {(g, s) for g in groups for s in (OURS, BASELINE)} <= set(figures)
+    held_out = {group for group, _ in figures} - groups
+    kinds_left_out = {f"{g}:leave_out_kind={k}" for g, kinds in TRAINED_KINDS.items() for k in kinds}
+    assert kinds_left_out <= held_out
+    sources = {g.split("=")[1] for g in held_out if "_source=" in g}
+    assert {"handbook", "faq", "manpages"} <= sources and "vim_tutor" in sources  # left out, and never in
+    assert all((g, BASELINE) not in figures for g in held_out)
     for (group, system), figure in figures.items():
         assert figure.metric == METRIC and 0.0 <= figure.value <= 1.0 and figure.support > 0
-        assert (figure.bar is None) == (system != OURS or group in ("prose", "code")), group
+        no_bar = system != OURS or group in ("prose", "code") or "_source=" in group
+        assert (figure.bar is None) == no_bar, group
     assert figures[("overall", OURS)].support == LIMIT
 
 
@@ -95,8 +105,8 @@ def test_the_models_see_what_rules_cannot(figures: dict[tuple[str, str], Figure]
 def test_rules_still_catch_repetition_templates_and_tables(
     items: list[LabelledItem], scores: np.ndarray, figures: dict[tuple[str, str], Figure]
 ) -> None:
-    for kind in ("repeated_lines", "number_table", "machine_template"):
-        assert figures[(f"prose:kind={kind}", OURS)].value > 0.95, kind
+    for kind in ("kind=repeated_lines", "kind=number_table", "heldout_kind=machine_template"):
+        assert figures[(f"prose:{kind}", OURS)].value > 0.95, kind
     dropped = {i.kind for i, s in zip(items, scores, strict=True) if s == DROPPED_SCORE}
     assert {"repeated_lines", "number_table"} <= dropped
 
