@@ -53,12 +53,12 @@ import sys
 import tokenize
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import ftfy
-from rebuild import build_or_check  # scripts/rebuild.py: scripts/ is on sys.path when run
+from rebuild import build_or_check, gzip_jsonl  # scripts/rebuild.py: scripts/ is on sys.path when run
 
 REPO = Path(__file__).resolve().parent.parent
 LABELLED_DIR = Path("data/labelled/quality")  # the eval items and README, relative to --out (the repository)
@@ -167,14 +167,6 @@ def in_language(text: str, lang: str) -> bool:
     own = sum(w in FUNCTION_WORDS[lang] for w in words)
     english = sum(w in FUNCTION_WORDS["en"] for w in words)
     return own >= 3 and (lang == "en" or own > 2 * english)
-
-
-def gzip_jsonl(records: Iterable[dict[str, object]]) -> bytes:
-    data = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records).encode()
-    buffer = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, compresslevel=9, mtime=0) as handle:
-        handle.write(data)
-    return buffer.getvalue()
 
 
 def read_jsonl(path: Path) -> list[dict[str, str]]:

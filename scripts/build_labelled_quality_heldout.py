@@ -29,22 +29,19 @@ Determinism: Faker and `random.Random` seeded per item from a SHA-1 of the item 
 
 from __future__ import annotations
 
-import gzip
 import hashlib
-import io
-import json
 import random
 import re
 import sys
 from collections import Counter
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from faker import Faker
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from rebuild import build_or_check
+from rebuild import build_or_check, gzip_jsonl
 
 REPO = Path(__file__).resolve().parent.parent
 OUT = REPO / "data" / "labelled" / "quality" / "heldout"
@@ -248,14 +245,6 @@ def items() -> list[Item]:
             text = repetitive_generated(lang, item_id, random.Random(seed_of(item_id)))
             out.append(Item(item_id, "code", lang, "repetitive_generated", "faker", text))
     return out
-
-
-def gzip_jsonl(records: Iterable[dict[str, object]]) -> bytes:
-    data = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records).encode()
-    buffer = io.BytesIO()
-    with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, compresslevel=9, mtime=0) as handle:
-        handle.write(data)
-    return buffer.getvalue()
 
 
 def readme(built: list[Item]) -> str:

@@ -5,10 +5,22 @@ from __future__ import annotations
 
 import argparse
 import filecmp
+import gzip
+import io
+import json
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
+
+
+def gzip_jsonl(records: Iterable[dict[str, object]]) -> bytes:
+    """JSON lines (keys sorted, UTF-8 as is) gzipped with no time or name in the header: same records, same bytes."""
+    data = "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n" for r in records).encode()
+    buffer = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, compresslevel=9, mtime=0) as handle:
+        handle.write(data)
+    return buffer.getvalue()
 
 
 def differences(left: Path, right: Path) -> list[str]:

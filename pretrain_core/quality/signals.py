@@ -34,7 +34,7 @@ _PUNCTUATION = string.punctuation + "“”‘’«»„"
 _TERMINAL = tuple(".!?:;\"'»”)。！？：；」』）")
 _BULLETS = tuple("•‣⁃◦●▪■□·*-–−")
 # The words of Cicero's passage that lorem-ipsum generators draw from (the 40 most used).
-_LOREM_WORDS = frozenset(
+LOREM_WORDS = frozenset(
     [
         "lorem",
         "ipsum",
@@ -221,7 +221,7 @@ PROSE_SIGNALS: tuple[Signal, ...] = (
     Signal("url_token_share", lambda d: _share(len(_URL.findall(d.text)), len(d.tokens)), "links and addresses"),
     Signal(
         "lorem_word_share",
-        lambda d: _share(sum(w.lower().strip(_PUNCTUATION) in _LOREM_WORDS for w in d.words), len(d.words)),
+        lambda d: _share(sum(w.lower().strip(_PUNCTUATION) in LOREM_WORDS for w in d.words), len(d.words)),
         "words of lorem ipsum (C4)",
     ),
     Signal(

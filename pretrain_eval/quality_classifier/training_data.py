@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from pretrain_core.quality.reference import shipped_reference
+from pretrain_core.quality.signals import LOREM_WORDS
 
 CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
 WORD = re.compile(r"\w{4,}")
@@ -233,59 +234,7 @@ def generated(doc: TrainingDoc, rng: random.Random) -> str:
 
 
 # The words of the lorem-ipsum passage, as its generators draw them (Faker, used by the held-out set, has its own).
-_PLACEHOLDER_WORDS = [
-    "lorem",
-    "ipsum",
-    "dolor",
-    "sit",
-    "amet",
-    "consectetur",
-    "adipiscing",
-    "elit",
-    "sed",
-    "do",
-    "eiusmod",
-    "tempor",
-    "incididunt",
-    "ut",
-    "labore",
-    "et",
-    "dolore",
-    "magna",
-    "aliqua",
-    "ut",
-    "enim",
-    "ad",
-    "minim",
-    "veniam",
-    "quis",
-    "nostrud",
-    "exercitation",
-    "ullamco",
-    "laboris",
-    "nisi",
-    "ut",
-    "aliquip",
-    "ex",
-    "ea",
-    "commodo",
-    "consequat",
-    "duis",
-    "aute",
-    "irure",
-    "dolor",
-    "in",
-    "reprehenderit",
-    "in",
-    "voluptate",
-    "velit",
-    "esse",
-    "cillum",
-    "dolore",
-    "eu",
-    "fugiat",
-    "nulla",
-]
+_PLACEHOLDER_WORDS = sorted(LOREM_WORDS)
 
 
 def _sentences(words: list[str], rng: random.Random, cjk: bool) -> str:
