@@ -102,12 +102,14 @@ LOREM_WORDS = frozenset(
 )
 # C4's boilerplate markers (Raffel et al. 2020), plus the copyright sign of page footers.
 _BOILERPLATE = re.compile(r"javascript|cookie|privacy policy|terms of use|all rights reserved|©", re.IGNORECASE)
-_URL = re.compile(r"(?:https?://|www\.)\S+|\S+@\S+\.\w+", re.IGNORECASE)
+_URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.\w+")
 _DIGIT_LINE = re.compile(r"^[\d\s.,:;%+\-/()|]+$")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ENCODED_TOKEN = re.compile(r"[A-Za-z0-9+/=]{40,}")
 _HEX_LITERAL = re.compile(r"\b0[xX][0-9a-fA-F]+\b")
 FUNCTION_WORDS_PER_LANGUAGE = 50
+_SCRIPT_SAMPLE_CHARS = 2000
 _COMMENT_START = ("#", "//", "/*", "*", "--", '"""', "'''", "<!--", ";")
 
 
@@ -151,7 +153,7 @@ class ProseView(prose_rules.ProseDoc):
 
     @cached_property
     def letters(self) -> int:
-        return sum(1 for ch in self.text if ch.isalpha())
+        return sum(map(str.isalpha, self.text))
 
 
 def _function_word_share(doc: ProseView) -> float:
@@ -184,13 +186,22 @@ def _lines_share(lines: list[str], test: Callable[[str], bool]) -> float:
     return _share(sum(1 for line in lines if test(line)), len(lines))
 
 
+def _links(text: str) -> int:
+    return len(_URL.findall(text)) + (len(_EMAIL.findall(text)) if "@" in text else 0)
+
+
 def _dominant_script_share(doc: ProseView) -> float:
-    counts = script_counts(doc.text[:20_000])
+    sample = doc.text[:_SCRIPT_SAMPLE_CHARS]
+    if sample.isascii():
+        return 1.0 if any(map(str.isalpha, sample)) else 0.0  # Latin letters only
+    counts = script_counts(sample)
     return _share(max(counts.letters.values(), default=0), counts.total_letters)
 
 
 def _mojibake(doc: ProseView) -> float:
     """ftfy's count of character sequences typical of mis-decoded text, per 100 letters."""
+    if doc.text.isascii():
+        return 0.0  # mis-decoding leaves non-ASCII characters behind
     return min(_share(100.0 * ftfy.badness.badness(doc.text[:20_000]), min(doc.letters, 20_000)), 10.0)
 
 
@@ -218,7 +229,7 @@ PROSE_SIGNALS: tuple[Signal, ...] = (
     Signal("short_line_share", lambda d: _lines_share(d.lines, lambda x: len(x.split()) < 4), "FineWeb"),
     Signal("digit_line_share", lambda d: _lines_share(d.lines, lambda x: bool(_DIGIT_LINE.match(x))), "tables"),
     Signal("boilerplate_line_share", lambda d: _lines_share(d.lines, lambda x: bool(_BOILERPLATE.search(x))), "C4"),
-    Signal("url_token_share", lambda d: _share(len(_URL.findall(d.text)), len(d.tokens)), "links and addresses"),
+    Signal("url_token_share", lambda d: _share(_links(d.text), len(d.tokens)), "links and e-mail addresses"),
     Signal(
         "lorem_word_share",
         lambda d: _share(sum(w.lower().strip(_PUNCTUATION) in LOREM_WORDS for w in d.words), len(d.words)),
@@ -239,9 +250,9 @@ PROSE_SIGNALS: tuple[Signal, ...] = (
     Signal("top_4gram_char_share", _top_ngram_share(4), "Gopher"),
     Signal("repeated_5gram_char_share", _repeated_ngram_share(5), "Gopher"),
     Signal("repeated_8gram_char_share", _repeated_ngram_share(8), "Gopher"),
-    Signal("digit_char_share", lambda d: _share(sum(ch.isdigit() for ch in d.text), len(d.text)), "digits"),
+    Signal("digit_char_share", lambda d: _share(sum(map(str.isdigit, d.text)), len(d.text)), "digits"),
     Signal(
-        "upper_letter_share", lambda d: _share(sum(ch.isupper() for ch in d.text), d.letters), "capitals of letters"
+        "upper_letter_share", lambda d: _share(sum(map(str.isupper, d.text)), d.letters), "capitals of letters"
     ),
     Signal("mojibake_per_100_letters", _mojibake, "ftfy's badness"),
     Signal("replacement_char_share", lambda d: _share(d.text.count("\ufffd"), len(d.text)), "U+FFFD"),
@@ -259,8 +270,8 @@ CODE_SIGNALS: tuple[Signal, ...] = (
     Signal("log_mean_line_length", lambda d: math.log1p(_share(len(d.text), len(d.lines))), "The Stack"),
     Signal("log_max_line_length", lambda d: math.log1p(max(map(len, d.lines))), "The Stack"),
     Signal("long_line_share", lambda d: _lines_share(d.lines, lambda x: len(x) > 200), "lines over 200 characters"),
-    Signal("alnum_share", lambda d: _share(sum(ch.isalnum() for ch in d.text), len(d.text)), "StarCoder"),
-    Signal("space_share", lambda d: _share(sum(ch.isspace() for ch in d.text), len(d.text)), "whitespace"),
+    Signal("alnum_share", lambda d: _share(sum(map(str.isalnum, d.text)), len(d.text)), "StarCoder"),
+    Signal("space_share", lambda d: _share(sum(map(str.isspace, d.text)), len(d.text)), "whitespace"),
     Signal("blank_line_share", lambda d: _lines_share(d.lines, lambda x: not x.strip()), "layout"),
     Signal("indented_line_share", lambda d: _lines_share(d.lines, lambda x: x[:1] in (" ", "\t")), "layout"),
     Signal("comment_line_share", _comment_line_share, "lines that start a comment"),
@@ -278,7 +289,7 @@ CODE_SIGNALS: tuple[Signal, ...] = (
     Signal("unique_identifier_share", lambda d: _share(len(set(d.identifiers)), len(d.identifiers)), "distinct names"),
     Signal("hex_literal_share", lambda d: _share(len(_HEX_LITERAL.findall(d.text)), len(d.identifiers) + 1), ""),
     Signal("encoded_token_chars", lambda d: _share(sum(map(len, _ENCODED_TOKEN.findall(d.text))), len(d.text)), ""),
-    Signal("digit_char_share", lambda d: _share(sum(ch.isdigit() for ch in d.text), len(d.text)), "number arrays"),
+    Signal("digit_char_share", lambda d: _share(sum(map(str.isdigit, d.text)), len(d.text)), "number arrays"),
     Signal(
         "duplicate_line_share",
         lambda d: prose_rules.duplicate_shares([x.strip() for x in d.lines if x.strip()], len(d.text))[0],
