@@ -1,22 +1,37 @@
-"""Phone numbers: a loose pattern for digit runs with separators, then national and international format rules.
+"""Phone numbers: a loose pattern for digit runs with separators (and an extension), then format rules.
 
 Most digit runs in text are not phones (dates, versions, order and ISBN numbers, amounts), so a candidate is a
 phone only when its digit grouping matches how a country writes numbers (US 3-3-4, FR pairs, JP hyphen groups,
 ...) or it carries an international prefix with a plausible length for its country code, or a phone word ("Tel.",
 "电话", "電話") right before it vouches for a bare digit run. A word like "order" or "ISBN" before it vetoes.
+Candidates these rules do not know are given to libphonenumber (the `phonenumbers` package), which knows every
+country's numbering plan: one written in groups (or after a phone word) that it finds valid in one of
+`PHONE_REGIONS` is a phone.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
+import phonenumbers
+
 from pretrain_core.pii.spans import Span
 
-_CANDIDATE = re.compile(r"(?<![\w+.\-/:])(?:\+|\(\+?)?\d[\d ().\-/\u00a0]{5,24}\d(?![\w\-]|[.,/]\d)", re.ASCII)
+_EXTENSION_BODY = r"\s?(?:x|ext\.?|extension|доб\.?|内線)\s?\d{1,6}"  # "x150", "ext. 12", "доб. 3"
+_EXTENSION = f"(?:{_EXTENSION_BODY})?"
+_CANDIDATE = re.compile(
+    r"(?<![\w+.\-/:])(?:\+|\(\+?)?\d[\d ().\-/\u00a0]{5,24}\d" + _EXTENSION + r"(?![\w\-]|[.,/]\d)", re.ASCII
+)
+_EXTENSION_TAIL = re.compile(_EXTENSION_BODY + "$", re.ASCII)
+# Where the documents we clean are written (the languages we detect, and their neighbours): libphonenumber
+# validates a national number against each in turn.
+PHONE_REGIONS = ("US", "GB", "DE", "FR", "ES", "JP", "CN", "RU", "CA", "AT", "CH", "BE", "IT", "NL", "PL", "BR", "PT")
 _TRUNK_ZERO = re.compile(r"\s?\(0\)\s?")  # "+44 (0)20 ...": the national trunk prefix written inside
 _GROUPS = re.compile(r"\d+", re.ASCII)
 _DECIMAL = re.compile(r"[+(]*\d+\.\d+")
+_IP_LIKE = re.compile(r"\d{1,3}(?:\.\d{1,3}){3}")
 
 _PHONE_WORDS = re.compile(
     r"\b(?:phone|telephone|tel|call|mobile|cell|fax|whatsapp|contact|hotline|dial|ring|reach|text me|telefon|"
@@ -62,11 +77,53 @@ def is_phone(candidate: str, before: str = "") -> bool:
     vetoed = _VETO_WORDS.search(before[-_VETO_CHARS:]) or before.rstrip().endswith("#")
     if not vouched and vetoed:
         return False
+    number = _EXTENSION_TAIL.sub("", candidate)
+    digits = "".join(_GROUPS.findall(_TRUNK_ZERO.sub(" ", number)))
+    if not 7 <= len(digits) <= 15 or len(set(digits)) < 3 or _DECIMAL.fullmatch(number):
+        return False
+    if _known_format(number, vouched):
+        return True
+    # Beyond the known formats, a number libphonenumber finds valid needs one more sign of being a phone: an
+    # extension, a phone word, an international prefix, or separators other than spaces (a list of numbers has
+    # spaces).
+    # A bare grouped run needs ten digits (a national number with its area code): nine-digit codes such as ZIP+4
+    # "02110-1301" are valid numbers somewhere. Dotted quads are addresses of another kind, and a last group of
+    # one digit is a check digit (ISBN "0-2330-6005-7"), which no numbering plan writes apart.
+    signed = number != candidate or vouched or number.lstrip("(").startswith(("+", "00"))
+    if _IP_LIKE.fullmatch(number) or len(_GROUPS.findall(number)[-1]) < 2:
+        return False
+    if not (signed or (len(digits) >= 10 and not _separators_are_spaces(number))):
+        return False
+    return _valid_somewhere(number)
+
+
+@functools.lru_cache(maxsize=65_536)
+def _valid_somewhere(candidate: str) -> bool:
+    """libphonenumber's verdict: the whole candidate is a valid number of one of `PHONE_REGIONS` (any region
+    when it starts with + or 00) whose digits are grouped the way that country writes them (its strict grouping:
+    a date or a ZIP+4 code has the right number of digits, not the right groups). Cached: corpora repeat their
+    digit runs (footers, boilerplate)."""
+    text = "+" + candidate[2:] if candidate.startswith("00") else candidate
+    international = text.lstrip("(").startswith("+")
+    for region in PHONE_REGIONS:
+        try:
+            valid = phonenumbers.is_valid_number(phonenumbers.parse(text, region))  # cheap: parse, then the plan
+        except phonenumbers.NumberParseException:
+            return False
+        if valid:
+            matches = phonenumbers.PhoneNumberMatcher(text, region, leniency=phonenumbers.Leniency.STRICT_GROUPING)
+            if any(match.start == 0 and match.end == len(text) for match in matches):
+                return True
+        if international:
+            return False  # the country code is in the number: other regions would not change the verdict
+    return False
+
+
+def _known_format(candidate: str, vouched: bool) -> bool:
+    """The hand-written rules for the formats of the countries we know best (fast and strict)."""
     international = candidate.lstrip("(").startswith("+") or candidate.startswith("00")
     groups = tuple(_GROUPS.findall(_TRUNK_ZERO.sub(" ", candidate)))
     digits = "".join(groups)
-    if not 7 <= len(digits) <= 15 or len(set(digits)) < 3 or _DECIMAL.fullmatch(candidate):
-        return False
     if international:
         national = digits[2:] if candidate.startswith("00") else digits
         return _international_valid(national, grouped=len(groups) > 1 and "." not in candidate, vouched=vouched)

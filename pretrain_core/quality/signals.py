@@ -251,9 +251,7 @@ PROSE_SIGNALS: tuple[Signal, ...] = (
     Signal("repeated_5gram_char_share", _repeated_ngram_share(5), "Gopher"),
     Signal("repeated_8gram_char_share", _repeated_ngram_share(8), "Gopher"),
     Signal("digit_char_share", lambda d: _share(sum(map(str.isdigit, d.text)), len(d.text)), "digits"),
-    Signal(
-        "upper_letter_share", lambda d: _share(sum(map(str.isupper, d.text)), d.letters), "capitals of letters"
-    ),
+    Signal("upper_letter_share", lambda d: _share(sum(map(str.isupper, d.text)), d.letters), "capitals of letters"),
     Signal("mojibake_per_100_letters", _mojibake, "ftfy's badness"),
     Signal("replacement_char_share", lambda d: _share(d.text.count("\ufffd"), len(d.text)), "U+FFFD"),
     Signal("dominant_script_share", _dominant_script_share, "letters in the most used script"),

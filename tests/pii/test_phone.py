@@ -32,10 +32,44 @@ def phones(text: str) -> list[str]:
         ("Notre assistance (07.72.18.85.01) répond 24 h/24.", "07.72.18.85.01"),
         ("Notre assistance (0033 1 33 48 80 27) répond 24 h/24.", "0033 1 33 48 80 27"),
         ("代表番号 03-1234-5678", "03-1234-5678"),  # 番号 is "number", not an order number
+        # Formats outside the hand-written rules, which libphonenumber knows:
+        ("Reach the desk at 206.269.0743x9150 any weekday.", "206.269.0743x9150"),
+        ("From overseas dial 001-415-555-2671 and ask for sales.", "001-415-555-2671"),
+        ("Die Zentrale erreichen Sie unter +49 (0)30 901820.", "+49 (0)30 901820"),
+        ("Büro Wien: 01 58839 0, Fax 01 58839 10.", "01 58839 10"),
+        ("Записаться можно по номеру 8 (495) 123-45-67.", "8 (495) 123-45-67"),
+        ("Ligue para (11) 3456-7890 em horário comercial.", "(11) 3456-7890"),
+        ("Lo sportello, tel. 06 6982 0000, risponde.", "06 6982 0000"),  # spaces alone need a phone word
     ],
 )
 def test_phone_formats_are_found(text: str, number: str) -> None:
     assert number in phones(text)
+
+
+def test_faker_numbers_libphonenumber_calls_valid_are_found_in_every_locale() -> None:
+    """Another generator's formats (Faker's, which these rules were not written from), judged by whether
+    libphonenumber finds the number valid in its country: found in context with a phone word, and mostly without."""
+    faker = pytest.importorskip("faker")
+    import phonenumbers
+
+    regions = {"en_US": "US", "en_GB": "GB", "de_DE": "DE", "de_AT": "AT", "fr_FR": "FR", "ja_JP": "JP"}
+    regions |= {"zh_CN": "CN", "es_ES": "ES", "ru_RU": "RU", "pt_BR": "BR", "it_IT": "IT", "pl_PL": "PL"}
+    worded = bare = total = 0
+    for locale, region in regions.items():
+        fake = faker.Faker(locale)
+        fake.seed_instance(7)
+        for _ in range(60):
+            number = fake.phone_number()
+            try:
+                if not phonenumbers.is_valid_number(phonenumbers.parse(number, region)):
+                    continue
+            except phonenumbers.NumberParseException:
+                continue
+            total += 1
+            worded += number in phones(f"Contact: {number} for details.")
+            bare += number in phones(f"See the office, {number}, near the station.")
+    assert total > 400
+    assert worded / total > 0.98 and bare / total > 0.8, (worded / total, bare / total)
 
 
 def test_both_german_numbers_in_one_sentence() -> None:
