@@ -121,6 +121,7 @@ def evaluate(set_dir: str, limit: int | None = None) -> list[Figure]:
         for system, representatives in ((OURS, ours), (BASELINE, theirs)):
             figures += pair_figures(system, threshold, f1_bar, representatives, labelled.pairs)
             figures += cluster_figures(system, threshold, representatives, sets)
+            figures += removal_figures(system, threshold, representatives, rank, labelled, sets)
         figures.append(chain_ceiling(threshold, labelled))
     return figures
 
@@ -252,6 +253,49 @@ def _partition_errors(threshold: float, pairs: Sequence[LabelledPair], block: di
     positive = [p.jaccard >= threshold for p in pairs]
     tp = sum(j and q for j, q in zip(joined, positive, strict=True))
     return tp, sum(joined) - tp, sum(positive) - tp
+
+
+def removal_figures(
+    system: str,
+    threshold: float,
+    representatives: np.ndarray,
+    rank: np.ndarray,
+    labelled: LabelledSet,
+    sets: ShingleSets,
+) -> list[Figure]:
+    """What dedup is for, judged by what it removes rather than by which pairs share a cluster: a removal is
+    right when the removed document is at least `threshold` similar to the kept document it was removed for;
+    a miss is a kept document with a better-ranked kept document that similar (one of the two should have gone).
+    Chains (A~B~C with A and C apart) cost the pair figures whatever the clustering; here removing B for A and
+    keeping C is exactly right. Reported for the whole set and for the chain groups, with the count of removals
+    below the threshold (which must be 0)."""
+    group = f"jaccard>={threshold:g}"
+    removed = np.flatnonzero(representatives != np.arange(len(representatives)))
+    similarity = np.array([float(sets.jaccard(int(rep), np.array([doc]))[0]) for doc, rep in
+                           zip(removed.tolist(), representatives[removed].tolist(), strict=True)])  # fmt: skip
+    kept = representatives == np.arange(len(representatives))
+    missed = {
+        max(p.a, p.b, key=lambda doc: rank[doc])
+        for p in labelled.pairs
+        if kept[p.a] and kept[p.b] and p.jaccard >= threshold
+    }
+    chain_groups = {labelled.groups[p.a] for p in labelled.pairs if p.kind == CHAIN}
+    figures = []
+    for name, docs in (("", None), (f" {CHAIN}", {d for d, g in enumerate(labelled.groups) if g in chain_groups})):
+        mine = np.array([docs is None or int(d) in docs for d in removed], dtype=bool)
+        right = int(np.count_nonzero(similarity[mine] >= threshold))
+        wrong = int(np.count_nonzero(mine)) - right
+        misses = sum(1 for d in missed if docs is None or d in docs)
+        f1 = f_beta(*precision_recall(right, wrong, misses))
+        ours = system == OURS
+        support = right + wrong + misses
+        figures.append(
+            Figure(STAGE, f"{group}{name}", system, "removal_f1", f1, Bar(">=", 0.97) if ours else None, support)
+        )
+        if not name:
+            bar = Bar("<=", 0.0) if ours else None
+            figures.append(Figure(STAGE, group, system, "removed_below_threshold", float(wrong), bar, len(removed)))
+    return figures
 
 
 def cluster_figures(system: str, threshold: float, representatives: np.ndarray, sets: ShingleSets) -> list[Figure]:

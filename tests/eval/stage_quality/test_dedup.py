@@ -112,3 +112,16 @@ def test_baseline_joins_unverified_candidates_and_ours_does_not() -> None:
     ours = our_representatives(labelled, cfg)
     assert all(theirs[p.a] == theirs[p.b] for p in labelled.pairs)
     assert all(ours[p.a] != ours[p.b] for p in labelled.pairs)
+
+
+def test_removals_are_right_even_in_chains_and_never_below_the_threshold(
+    figures: dict[tuple[str, str, str], Figure],
+) -> None:
+    """Judged by what is removed, a chain has a right answer (remove B for A, keep C) and ours gives it."""
+    for threshold in F1_BARS:
+        group = f"jaccard>={threshold:g}"
+        assert figures[(group, OURS, "removed_below_threshold")].value == 0.0
+        assert figures[(group, BASELINE, "removed_below_threshold")].value > 0.0  # plain LSH chains its clusters
+        for subset in (group, f"{group} chain"):
+            ours, theirs = figures[(subset, OURS, "removal_f1")], figures[(subset, BASELINE, "removal_f1")]
+            assert ours.value >= 0.97 and ours.value >= theirs.value and ours.support > 0, subset
