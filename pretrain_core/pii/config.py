@@ -28,10 +28,16 @@ class PiiConfig(StrictModel):
     )
     code_types: list[PiiType] = Field(
         default=["email", "phone", "ip", "card", "iban", "national_id", "secret"],
-        description="Kinds detected in code documents (domain 'code'): every structured kind, each with its "
-        "validator (constants, hashes, UUIDs and version numbers do not pass them), so a card number in a test "
-        "fixture or a phone number in a comment is redacted. Names and addresses are left out: in code most "
-        "capitalised words are identifiers.",
+        description="Kinds the patterns find in code documents (domain 'code'): every structured kind, each with "
+        "its validator (constants, hashes, UUIDs and version numbers do not pass them), so a card number in a test "
+        "fixture or a phone number in a comment is redacted. Names and addresses: see `code_tagger_types`.",
+    )
+    code_tagger_types: list[Literal["person", "address"]] = Field(
+        default=["person"],
+        description="Kinds the tagger finds in code documents, in their comments and string literals only (found "
+        "by Pygments' lexer for the file's language), where authors and example data are written; a candidate "
+        "with a word the file uses as an identifier ('Raise KeyError') is not a name. Addresses are left out by "
+        "default: in code, tables of numbers and dates look like them.",
     )
     action: Literal["redact", "tag", "drop"] = Field(
         default="redact",

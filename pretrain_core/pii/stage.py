@@ -19,6 +19,7 @@ from pretrain_core import schema as contract
 from pretrain_core.clean.config import LangIdConfig
 from pretrain_core.clean.langid import UNDETERMINED, detect_language
 from pretrain_core.pii.classifier import NameAddressTagger, load_tagger, model_sha256
+from pretrain_core.pii.code_text import code_prose
 from pretrain_core.pii.config import CLASSIFIER_TYPES, PiiConfig
 from pretrain_core.pii.detectors import find_structured
 from pretrain_core.pii.spans import Span, outside, redact, resolve_overlaps
@@ -46,16 +47,24 @@ class PiiStage:
         self.tagger: NameAddressTagger | None = load_tagger(cfg.classifier_model) if cfg.uses_classifier() else None
 
     def detect(
-        self, texts: list[str], is_code: list[bool], langs: list[str], stats: Counter[str] | None = None
+        self,
+        texts: list[str],
+        is_code: list[bool],
+        langs: list[str],
+        stats: Counter[str] | None = None,
+        code_languages: list[str | None] | None = None,
     ) -> list[list[Span]]:
         """Non-overlapping PII spans per document: patterns everywhere, the tagger where its kinds are wanted
-        and the document is in one of its languages (detected here when unknown). `stats` counts the documents
-        whose language was detected and those the tagger could not run on."""
+        and the document is in one of its languages (detected here when unknown), and over the comments and
+        strings of code. `stats` counts the documents whose language was detected, those the tagger could not
+        run on, and the code documents whose comments it read."""
         stats = Counter() if stats is None else stats
         found = [
             find_structured(text, self._types(code), self.cfg.keep_private_ips)
             for text, code in zip(texts, is_code, strict=True)
         ]
+        if self.tagger is not None and code_languages is not None:
+            self._tag_code_prose(texts, is_code, code_languages, found, stats)
         if self.tagger is not None:
             wants_tagger = [bool(self._types(code) & set(CLASSIFIER_TYPES)) for code in is_code]
             langs = self._known_languages(texts, langs, wants_tagger, stats)
@@ -68,6 +77,31 @@ class PiiStage:
                     learned = [s for s in spans if s.type in wanted]
                     found[index] += _kept_learned(texts[index], learned, found[index])
         return [resolve_overlaps(spans) for spans in found]
+
+    def _tag_code_prose(
+        self,
+        texts: list[str],
+        is_code: list[bool],
+        code_languages: list[str | None],
+        found: list[list[Span]],
+        stats: Counter[str],
+    ) -> None:
+        """Names in the comments and string literals of code documents, added to `found` in place."""
+        wanted = set(self.cfg.code_tagger_types) & set(self.cfg.types)
+        if not wanted or self.tagger is None:
+            return
+        for index in (i for i, code in enumerate(is_code) if code):
+            prose = code_prose(texts[index], code_languages[index])
+            chunks = [texts[index][start:end] for start, end in prose.regions]
+            if not chunks or detect_language("\n".join(chunks), _LANGID).lang not in self.cfg.classifier_langs:
+                continue
+            stats["pii_code_prose_tagged"] += 1
+            for (start, _), spans in zip(
+                prose.regions, self.tagger.find_spans(chunks, self.cfg.classifier_threshold), strict=True
+            ):
+                shifted = [Span(start + s.start, start + s.end, s.type) for s in spans if s.type in wanted]
+                names = prose.names_outside_code(texts[index], shifted)
+                found[index] += _kept_learned(texts[index], names, found[index])
 
     def _known_languages(
         self, texts: list[str], langs: list[str], wants_tagger: list[bool], stats: Counter[str]
@@ -93,7 +127,7 @@ class PiiStage:
         code_languages = table.column("code_language").to_pylist()
         is_code = [d == "code" or c is not None for d, c in zip(domains, code_languages, strict=True)]
         stats: Counter[str] = Counter()
-        all_spans = self.detect(texts, is_code, table.column("lang").to_pylist(), stats)
+        all_spans = self.detect(texts, is_code, table.column("lang").to_pylist(), stats, code_languages)
 
         out_texts, counts, kinds, reasons = [], [], [], []
         for text, spans in zip(texts, all_spans, strict=True):

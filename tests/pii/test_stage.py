@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pickle
+import sysconfig
+from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
@@ -82,11 +84,26 @@ def test_redaction_types_and_density_drop(pii_config: PiiConfig, shard: pa.Table
     assert output.stats["pii_email"] == 5 and output.stats["pii_documents"] == 4
 
 
-def test_code_keeps_names_and_private_addresses(pii_config: PiiConfig, shard: pa.Table) -> None:
+def test_code_redacts_names_in_comments_but_keeps_private_addresses(pii_config: PiiConfig, shard: pa.Table) -> None:
     row = PiiStage(pii_config).process(shard).kept.to_pylist()[2]
-    assert "# Maintainer: John Smith" in row["text"] and '"192.168.1.20"' in row["text"]
+    assert "# Maintainer: <PERSON>" in row["text"] and '"192.168.1.20"' in row["text"]
     assert 'aws_access_key_id="<SECRET>"' in row["text"] and 'PUBLIC = "<IP>"' in row["text"]
-    assert row["pii_types"] == ["ip", "secret"]
+    assert row["pii_types"] == ["ip", "person", "secret"]
+
+
+def test_names_in_code_are_read_in_comments_and_strings_only(pii_config: PiiConfig) -> None:
+    """The authors in a real module's comments are found; its identifiers, even capitalised pairs in its
+    docstrings ("Raise KeyError"), are not names; names used as identifiers are not read at all."""
+    heapq = (Path(sysconfig.get_paths()["stdlib"]) / "heapq.py").read_text(encoding="utf-8")
+    code = heapq + '\nclass John:\n    """Raise KeyError when the key is missing."""\nJohn Smith = 1\n'
+    stats: Counter[str] = Counter()
+    (spans,) = PiiStage(pii_config).detect([code], [True], ["code"], stats, ["python"])
+    names = {code[s.start : s.end] for s in spans if s.type == "person"}
+    assert {"Kevin O'Connor", "Tim Peters", "Raymond Hettinger"} <= names
+    assert not any("KeyError" in name or "John" in name for name in names), names
+    assert stats["pii_code_prose_tagged"] == 1
+    (unknown,) = PiiStage(pii_config).detect([code], [True], ["code"], Counter(), ["no-such-language"])
+    assert not any(s.type == "person" for s in unknown)  # a language Pygments does not know: patterns only
 
 
 def test_code_is_searched_for_every_structured_kind_but_its_constants_are_left(pii_config: PiiConfig) -> None:
