@@ -56,6 +56,9 @@ if TYPE_CHECKING:
     from pretrain_core.config import PipelineConfig
 
 CUTOFFS = "cutoffs"
+# Text more predictable than reference text usually is says nothing better about it (templated and monotone
+# text is the most predictable of all): distances below this count as this.
+MOST_FAMILIAR = -1.0
 _LANGUAGE_CODE = re.compile(r"[a-z]{2,3}")  # model names become file names: only plain ISO codes get a model
 _TOKENIZER_SUFFIX = {"sentencepiece": "spm", "characters": "chars.json"}
 
@@ -373,7 +376,8 @@ def _distances(lexical: np.ndarray, skeleton: np.ndarray, info: dict[str, Any]) 
     the skeleton's kept-word share, filled by the caller."""
     (lex_median, lex_scale), (skel_median, skel_scale) = info["levels"]["lexical"], info["levels"]["skeleton"]
     unset = np.full(len(lexical), np.nan)
-    return np.stack([(lexical - lex_median) / lex_scale, (skeleton - skel_median) / skel_scale, unset], axis=1)
+    distances = np.stack([(lexical - lex_median) / lex_scale, (skeleton - skel_median) / skel_scale], axis=1)
+    return np.concatenate([np.maximum(distances, MOST_FAMILIAR), unset[:, None]], axis=1)
 
 
 def document_signals(
