@@ -11,9 +11,11 @@ arrays as tensors, the vocabularies and name lists as JSON metadata, so loading 
 from __future__ import annotations
 
 import functools
+import gzip
 import hashlib
 import json
 import re
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -28,6 +30,7 @@ from pretrain_core.pii.cjk_names import CjkNames, has_cjk_cue
 from pretrain_core.pii.name_lists import chinese_surnames, japanese_names
 from pretrain_core.pii.spans import Span
 from pretrain_core.pii.tokens import Featurizer, lexical, token_texts
+from pretrain_core.quality.reference import shipped_reference
 
 LABELS = ("O", "person", "address")
 # Trained classes: the first token of a name or address is told apart from the rest, which separates "the
@@ -70,6 +73,8 @@ _NOT_A_NAME_START = {
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 _KANA_CHAR = re.compile(r"[\u3040-\u30ff]")
 _WORD = re.compile(r"[^\W\d_]+")
+_COMMON_WORD_COUNT = 3
+_SEPARATORS = " \t\n,;:-–—'"
 _DIGIT = re.compile(r"\d")
 # After a street or town name: more address words, then a UK postcode, a US state and ZIP code, or a postcode.
 _POSTCODE_AFTER = re.compile(
@@ -161,6 +166,7 @@ class NameAddressTagger:
         for tagged in self.tag(texts):
             spans = [s for s in decode_spans(tagged, threshold) if self._named_by_family(tagged.text, s)]
             spans = _without_towns(tagged.text, _without_common_nouns(tagged.text, spans))
+            spans = self._without_leading_common_words(tagged.text, spans)
             spans = _without_address_lines(tagged.text, spans)
             if has_cjk_cue(tagged.text):
                 spans += [t for t in self.cjk_names.find(tagged.text) if not any(_overlap(t, s) for s in spans)]
@@ -169,6 +175,37 @@ class NameAddressTagger:
                 spans = [s for s in spans if not any(_overlap(s, a) for a in addresses)] + addresses
             found.append(spans)
         return found
+
+    def _without_leading_common_words(self, text: str, spans: list[Span]) -> list[Span]:
+        """Latin-script person spans cut after their leading common words, dropped when nothing is left: a word
+        edited text writes in lower case ("gewisse", "digital", "chief", "president") starts no name unless it
+        is a known first name ("Bill", "Mark"); a single word left over must be a known name. German capitalises
+        every noun and the adjective before it, which is how "Gewisse Programmpakete" or "Verfügbare IP-Adressen"
+        looked like names."""
+        common = lowercase_vocabulary()
+        out = []
+        for span in spans:
+            covered = text[span.start : span.end]
+            if span.type != "person" or _CJK_CHAR.search(covered):
+                out.append(span)
+                continue
+            start = span.start
+            for word in _WORD.finditer(covered):
+                folded = word.group().lower()
+                if folded not in common or folded in self.featurizer.known_first_names:
+                    break
+                start = span.start + word.end()
+            else:
+                continue  # every word common: no name
+            if start == span.start:
+                out.append(span)
+                continue
+            rest = text[start : span.end].lstrip(_SEPARATORS)
+            words = _WORD.findall(rest)
+            if len(words) == 1 and words[0].lower() not in self.featurizer.known_names:
+                continue  # "Verfügbare IP-Adressen" leaves "Adressen": a noun, not a surname
+            out.append(Span(span.end - len(rest), span.end, span.type))
+        return out
 
     def _named_by_family(self, text: str, span: Span) -> bool:
         """A Chinese or Japanese name starts with a family name of the lists ("奔腾", a CPU, and "防火墙" cut in
@@ -181,6 +218,17 @@ class NameAddressTagger:
         if _KATAKANA_EDGE.fullmatch(text[span.end - 1 : span.end + 1]):
             return False
         return self.cjk_names.starts_with_family(covered, japanese=_KANA_CHAR.search(text) is not None)
+
+
+@functools.cache
+def lowercase_vocabulary() -> frozenset[str]:
+    """Words the shipped quality reference (edited prose in seven languages, never the tagger's training text)
+    writes in lower case at least `_COMMON_WORD_COUNT` times."""
+    counts: Counter[str] = Counter()
+    with gzip.open(shipped_reference("prose"), "rt", encoding="utf-8") as handle:
+        for line in handle:
+            counts.update(w for w in _WORD.findall(json.loads(line)["text"]) if w.islower())
+    return frozenset(word for word, count in counts.items() if count >= _COMMON_WORD_COUNT)
 
 
 def _without_common_nouns(text: str, spans: list[Span]) -> list[Span]:

@@ -129,6 +129,8 @@ class Featurizer:
         self._shape_ids = {s: i for i, s in enumerate(shapes, start=2)}
         self._affix_ids = {a: i for i, a in enumerate(affixes, start=2)}
         self._first, self._last = set(first_names), set(last_names)
+        self.known_first_names = frozenset(name.lower() for name in first_names)
+        self.known_names = self.known_first_names | frozenset(name.lower() for name in last_names)
         self._type_ids: dict[str, int] = {}
         self._types: list[tuple[int, ...]] = []
         self._table: np.ndarray | None = None
