@@ -50,10 +50,11 @@ class StageManifest(BaseModel):
     stats: dict[str, float]
     bytes_in: int
     bytes_out: int
-    seconds: float
+    seconds: float  # wall time of the stage: its fits (`fit_seconds`) and its shards
     shards: list[ShardRecord]
     artifacts: dict[str, str] = Field(default_factory=dict)  # name -> URL of what the stage fitted
     facts: dict[str, str] = Field(default_factory=dict)  # identities of fitted state, e.g. tokenizer_sha256
+    fit_seconds: float = 0.0  # wall time of the stage's fit and the shared fits it uses, when they ran
 
 
 def config_hash(stage: str, config: Any, upstream: str = "") -> str:
@@ -98,6 +99,7 @@ def aggregate(
     seconds: float,
     artifacts: dict[str, str] | None = None,
     facts: dict[str, str] | None = None,
+    fit_seconds: float = 0.0,
 ) -> StageManifest:
     dropped: Counter[str] = Counter()
     stats: dict[str, float] = {}
@@ -122,6 +124,7 @@ def aggregate(
         shards=sorted(records, key=lambda r: r.key),
         artifacts=artifacts or {},
         facts=facts or {},
+        fit_seconds=round(fit_seconds, 3),
     )
 
 

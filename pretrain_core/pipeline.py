@@ -32,6 +32,8 @@ from pretrain_core.stages import CORPUS, StageRegistry
 from pretrain_core.tokenize.train import TOKENIZER_FILE, tokenizer_sha256
 from pretrain_core.train.config import TrainConfig
 
+FIT_MARKER = "_fit.json"  # written last by a fit: its config hash, artifacts and seconds
+
 CORPUS_STAGES = CORPUS.names
 
 
@@ -116,14 +118,23 @@ class CorpusPipeline:
         empty for map-only stages."""
         spec = self.registry.stage(name)
         own = getattr(spec.hooks(), "fit_stage", None)
-        if own is None and not spec.uses:
-            return {}
+        shared = {key: url for fit_name in spec.uses for key, url in self.fit_shared(fit_name).items()}
+        if own is None:
+            return shared
+        fitted = self._cached_fit(
+            name, self._fit_dir(name), lambda artifact_dir: own(self.inputs(name), self.cfg, shared, artifact_dir)
+        )
+        return {**shared, **fitted}
 
-        def fit(artifact_dir: str) -> dict[str, str]:
-            shared = {key: url for fit_name in spec.uses for key, url in self.fit_shared(fit_name).items()}
-            return {**shared, **(own(self.inputs(name), self.cfg, shared, artifact_dir) if own else {})}
+    def fit_seconds(self, name: str) -> float:
+        """Wall seconds the stage's fit and the shared fits it uses took when they ran (from their markers)."""
+        spec = self.registry.stage(name)
+        dirs = [self._fit_dir(name)] + [self.root(fit_name) for fit_name in spec.uses]
+        markers = [storage.join(d, FIT_MARKER) for d in dirs]
+        return sum(float(storage.read_json(m).get("seconds", 0.0)) for m in markers if storage.exists(m))
 
-        return self._cached_fit(name, storage.join(self.root(name), "artifacts"), fit)
+    def _fit_dir(self, name: str) -> str:
+        return storage.join(self.root(name), "artifacts")
 
     def fit_shared(self, name: str) -> dict[str, str]:
         """A shared fit (the tokenizer, the splits), done once on its stage's outputs for every stage that uses it."""
@@ -131,15 +142,18 @@ class CorpusPipeline:
         return self._cached_fit(name, self.root(name), lambda d: hooks.fit_shared(self.inputs(name), self.cfg, d))
 
     def _cached_fit(self, name: str, artifact_dir: str, fit: Callable[[str], dict[str, str]]) -> dict[str, str]:
-        """Run `fit` unless `_fit.json` says it already ran under this config hash; the marker is written last."""
-        marker = storage.join(artifact_dir, "_fit.json")
+        """Run `fit` unless `_fit.json` says it already ran under this config hash; the marker, written last,
+        records what it made and how long it took (manifests count that time)."""
+        marker = storage.join(artifact_dir, FIT_MARKER)
         hash_ = self.config_hash(name)
         if storage.exists(marker):
             done = storage.read_json(marker)
             if done["config_hash"] == hash_ and all(storage.exists(u) for u in done["artifacts"].values()):
                 return dict(done["artifacts"])
+        started = time.perf_counter()
         artifacts = fit(artifact_dir)
-        storage.write_json(marker, {"config_hash": hash_, "artifacts": artifacts})
+        seconds = round(time.perf_counter() - started, 3)
+        storage.write_json(marker, {"config_hash": hash_, "artifacts": artifacts, "seconds": seconds})
         return artifacts
 
     # -- shards ------------------------------------------------------------------------------------------------
@@ -172,6 +186,7 @@ class CorpusPipeline:
             self.stage_config(plan.name),
             records,
             time.time() - plan.started_at,
+            self.fit_seconds(plan.name),
             artifacts,
             {"tokenizer_sha256": tokenizer_sha256(artifacts)} if "tokenizer_card" in artifacts else None,
         )

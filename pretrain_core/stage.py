@@ -168,16 +168,18 @@ def finalize_stage(
     config: dict[str, Any],
     records: list[ShardRecord],
     seconds: float,
+    fit_seconds: float = 0.0,
     artifacts: dict[str, str] | None = None,
     facts: dict[str, str] | None = None,
 ) -> StageManifest:
-    """Remove outputs of shards that no longer exist upstream, then write the manifest last."""
+    """Remove outputs of shards that no longer exist upstream, then write the manifest last. `seconds` is the
+    shards' wall time; the manifest's `seconds` adds `fit_seconds`, the fits' own."""
     live = {r.key for r in records}
     for sub in ("data", "dropped", "_shards"):
         for url in storage.list_files(storage.join(output_root, sub)):
             if shard_key(url) not in live:
                 storage.remove(url)
-    manifest = aggregate(stage, config_hash, config, records, seconds, artifacts, facts)
+    manifest = aggregate(stage, config_hash, config, records, seconds + fit_seconds, artifacts, facts, fit_seconds)
     write_manifest(manifest_url(output_root), manifest)
     return manifest
 

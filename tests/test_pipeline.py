@@ -87,3 +87,14 @@ def test_a_missing_bucket_is_refused_before_anything_runs_unless_asked_to_create
         assert storage.exists("s3://pretrain-tset")
     finally:
         storage.set_storage_options("s3")
+
+
+def test_manifest_seconds_count_the_fits_the_stage_needed(small_config_file: Path) -> None:
+    """Quality's reference models and dedup's clusters are most of their stages' time; the manifest says so."""
+    pipeline = CorpusPipeline(load_config(small_config_file))
+    for name in ("ingest", "clean", "dedup"):
+        manifest = pipeline.run_stage(name)
+    marker = storage.read_json(storage.join(pipeline.root("dedup"), "artifacts", "_fit.json"))
+    assert marker["seconds"] > 0 and manifest.fit_seconds == marker["seconds"]
+    assert manifest.seconds >= manifest.fit_seconds > 0
+    assert pipeline.run_stage("clean").fit_seconds == 0.0  # a map-only stage fits nothing
