@@ -14,8 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from pretrain_core.quality.config import BUCKETS
-
 PROSE, CODE = "prose", "code"
 GLOBAL = "*"
 FORMAT = "pretrain-quality-cutoffs"
@@ -38,11 +36,6 @@ def percentile_cutoffs(
     """The two perplexity thresholds (inverted-CDF percentiles, optionally weighted)."""
     low, high = np.percentile(perplexities, list(percentiles), weights=weights, method="inverted_cdf")
     return float(low), float(high)
-
-
-def assign_buckets(perplexities: np.ndarray, low: float, high: float) -> np.ndarray:
-    """`head` up to the low cut-off, `middle` up to the high one, `tail` above (CCNet's convention)."""
-    return np.where(perplexities <= low, BUCKETS[0], np.where(perplexities <= high, BUCKETS[1], BUCKETS[2]))
 
 
 @dataclass(frozen=True)

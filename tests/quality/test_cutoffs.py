@@ -10,7 +10,6 @@ from pretrain_core.quality.cutoffs import (
     GLOBAL,
     PROSE,
     QualityIndex,
-    assign_buckets,
     bucket_key,
     group_of,
     percentile_cutoffs,
@@ -24,11 +23,6 @@ def test_percentiles_and_weighting() -> None:
     weights = np.where(values <= 50, 3.0, 1.0)
     low, high = percentile_cutoffs(values, (30.0, 60.0), weights)
     assert low == 20.0 and high == 40.0
-
-
-def test_buckets_are_inclusive_at_their_upper_cut_off() -> None:
-    buckets = assign_buckets(np.array([1.0, 30.0, 30.5, 60.0, 61.0]), 30.0, 60.0)
-    assert buckets.tolist() == ["head", "head", "middle", "middle", "tail"]
 
 
 def test_groups_and_keys() -> None:
