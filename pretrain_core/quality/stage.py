@@ -1,12 +1,14 @@
-"""The quality stage: fit reference models and per-language cut-offs once, then score and bucket every shard.
+"""The quality stage: fit reference models and per-language cut-offs once, then score every shard.
 
 `fit_quality` trains, per domain group, a multilingual model on the group's reference text and (for prose) a
 model per language with enough reference and sample documents, each a lexical and a skeleton n-gram model; it
 scores a seeded sample of the input under the same models to place the cut-offs. When the reference is the input
 itself ("self"), each model's n-gram counts are cross-fitted in two folds so that no document is scored by counts
-that include it (a memorised document would look like the best text in the corpus). `QualityStage` scores every
-document, buckets it within its language and drops the buckets its domain does not keep, with reason
-`quality_bucket_<bucket>`.
+that include it (a memorised document would look like the best text in the corpus); each model also records
+where held-out reference text lies under it (`_reference_levels`). `QualityStage` measures every document's
+perplexity and signals (signals.py), asks the shipped classifier (classifier.py), combines both into
+`quality_score` (score.py), buckets it by the fixed `score_cutoffs` and drops the buckets its domain does not keep,
+with reason `quality_bucket_<bucket>`.
 """
 
 from __future__ import annotations
