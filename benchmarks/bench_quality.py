@@ -9,6 +9,9 @@ Baseline: the same tokeniser and the same fitted lexical model held in Python di
 interpolation computed token by token, the way a straightforward port of KenLM's query loop to Python looks. Both
 must give the same lexical perplexities.
 
+The whole per-shard stage (`QualityStage.process`: both models, every signal, the shipped classifier, the score)
+is timed too, on the same documents with the same reference.
+
 Documents: the prose (every domain but code) of the demo corpus as ingest hands it on, else real text on this
 machine (see corpus.py). Even documents train the reference model, odd ones are scored. Rates are per core: CPU
 seconds of this single-threaded process, the best of `--repeat` runs.
@@ -23,15 +26,22 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
+import json
+import tempfile
 
 import numpy as np
+import pyarrow as pa
 from corpus import load_documents, megabytes, spread
 from timing import Rate, cpu_time, print_rates
 
-from pretrain_core.quality.config import QualityConfig
+from pretrain_core import schema, storage
+from pretrain_core.clean.config import LangIdConfig
+from pretrain_core.clean.langid import detect_language
+from pretrain_core.quality.config import QualityConfig, ReferenceConfig
 from pretrain_core.quality.ngram import EMPTY_CONTEXT, NgramLM
 from pretrain_core.quality.reference import train_reference_model
 from pretrain_core.quality.scoring import ReferenceModel, split_lines
+from pretrain_core.quality.stage import QualityStage, fit_quality
 
 MASK = (1 << 64) - 1
 MUL, MIX1, MIX2 = 0x9E3779B97F4A7C15, 0xBF58476D1CE4E5B9, 0x94D049BB133111EB
@@ -119,7 +129,9 @@ def main() -> None:
     baseline = Rate(
         f"baseline: per-token Python loop (first {len(subset)})", naive_seconds, len(subset), megabytes(subset)
     )
+    stage_seconds = stage_time(reference, scored, cfg, args.repeat)
     rates = [
+        Rate("ours: QualityStage.process (all of it)", stage_seconds, len(scored), size),
         Rate("ours: ReferenceModel.perplexities", seconds, len(scored), size),
         Rate("ours, lexical model alone (before skeleton)", lexical_seconds, len(scored), size),
         Rate("SentencePiece encoding alone (the floor)", spm_seconds, len(scored), size),
@@ -127,6 +139,43 @@ def main() -> None:
     ]
     print_rates("perplexity scoring", rates, baseline)
     print(f"\nours with the skeleton model costs {seconds / lexical_seconds:.2f}x the lexical model alone")
+
+
+def stage_time(reference: list[str], scored: list[str], cfg: QualityConfig, repeat: int) -> float:
+    """CPU seconds of the whole per-shard stage on the scored documents: both models per language (fitted on the
+    same reference as above, read from a file), every signal, the shipped classifier, the score and buckets.
+    Languages are detected beforehand, as the clean stage does in a run."""
+    langs = [detect_language(text, LangIdConfig()).lang for text in scored]
+    n = len(scored)
+    table = pa.table(
+        {
+            "id": [f"doc-{i}" for i in range(n)],
+            "text": scored,
+            "source": ["bench"] * n,
+            "domain": ["general"] * n,
+            "location": [f"bench#{i}" for i in range(n)],
+            "code_language": pa.nulls(n, pa.string()),
+            "lang": langs,
+            "lang_score": [1.0] * n,
+            "dup_cluster": [f"doc-{i}" for i in range(n)],
+            "dup_cluster_size": [1] * n,
+            "pii_count": [0] * n,
+            "pii_types": [[] for _ in range(n)],
+        },
+        schema=schema.PII,
+    )
+    with tempfile.TemporaryDirectory() as tmp:
+        reference_file = storage.join(tmp, "reference.jsonl")
+        storage.write_bytes(reference_file, "".join(json.dumps({"text": t}) + "\n" for t in reference).encode())
+        shard = storage.join(tmp, "input", "part-00000.parquet")
+        storage.write_parquet(shard, table)
+        stage_cfg = cfg.model_copy(
+            update={"prose_reference": ReferenceConfig(urls=[reference_file], domains=["general", "specialist"])}
+        )
+        stage = QualityStage(stage_cfg, fit_quality([shard], stage_cfg, storage.join(tmp, "artifacts")))
+        stage.process(table.slice(0, 5))  # load models and word lists outside the timing
+        seconds, _ = cpu_time(lambda: stage.process(table), repeat)
+    return seconds
 
 
 if __name__ == "__main__":
