@@ -195,6 +195,14 @@ class QualityConfig(StrictModel):
             "1 at the middle/tail one. 0 scores by the classifier alone."
         ),
     )
+    cap_familiarity: list[Literal["prose", "code"]] = Field(
+        default=["prose"],
+        description=(
+            "Domain groups where perplexity below the head/middle cut-off earns no more than at the cut-off: in "
+            "prose the most predictable text is monotone (word lists, templated filler), not the best. In code "
+            "familiarity keeps counting (hand-written code is the typical code)."
+        ),
+    )
     score_cutoffs: tuple[float, float] = Field(
         default=(0.3, 0.7),
         description="quality_score thresholds: below the first is `tail`, from the second `head`, between `middle`.",

@@ -7,10 +7,11 @@ document's signals look like curated text. The score is
 
     quality_score = sigmoid(classifier_logit + perplexity_weight * (1 - position))
 
-so a document on the middle/tail cut-off scores what the classifier says, each cut-off width of lower perplexity
-adds `perplexity_weight` to its log-odds, and with the classifier off (logit 0) the score ranks exactly as
-perplexity does. Buckets are fixed score thresholds, config that needs no refit: `tail` below the first,
-`head` from the second, `middle` between.
+so a document on the middle/tail cut-off scores what the classifier says and each cut-off width of lower
+perplexity adds `perplexity_weight` to its log-odds; in the groups of `quality.cap_familiarity` (prose by
+default) no more than one width counts: beyond the head/middle cut-off familiarity stops counting. With the
+classifier off (logit 0) and no cap the score ranks exactly as perplexity does. Buckets are fixed score
+thresholds, config that needs no refit: `tail` below the first, `head` from the second, `middle` between.
 """
 
 from __future__ import annotations
@@ -26,7 +27,14 @@ def perplexity_positions(perplexity: np.ndarray, low: float, high: float) -> np.
     return (np.log(np.maximum(perplexity.astype(np.float64), 1e-12)) - np.log(low)) / spread
 
 
-def combined_scores(classifier_logits: np.ndarray, positions: np.ndarray, perplexity_weight: float) -> np.ndarray:
+def combined_scores(
+    classifier_logits: np.ndarray, positions: np.ndarray, perplexity_weight: float, capped: np.ndarray | None = None
+) -> np.ndarray:
+    """Where `capped`, positions below 0 (more familiar than the head/middle cut-off) count as 0: in prose,
+    familiarity beyond that is no further evidence of quality (monotone, templated and word-list text is the most
+    predictable of all)."""
+    if capped is not None:
+        positions = np.where(capped, np.maximum(positions, 0.0), positions)
     log_odds = classifier_logits + perplexity_weight * (1.0 - positions)
     return 1.0 / (1.0 + np.exp(-np.clip(log_odds, -50.0, 50.0)))
 

@@ -341,7 +341,8 @@ class QualityStage:
             classifiers = self.classifiers if self.classifiers is not None else shipped_classifiers()
             for group, rows in _rows_by(groups).items():
                 logits[rows] = classifiers[group].logits(signals[group], SIGNAL_NAMES[group])
-        score = combined_scores(logits, position, self.cfg.perplexity_weight).astype(np.float32)
+        capped = np.array([group in self.cfg.cap_familiarity for group in groups], dtype=bool)
+        score = combined_scores(logits, position, self.cfg.perplexity_weight, capped).astype(np.float32)
         buckets = score_buckets(score, self.cfg.score_cutoffs)
         keep = np.array(
             [

@@ -24,3 +24,11 @@ def test_the_score_is_the_classifier_at_the_middle_tail_cut_off_and_rises_with_f
 def test_buckets_are_fixed_thresholds_head_inclusive() -> None:
     buckets = score_buckets(np.array([0.95, 0.7, 0.69, 0.3, 0.29, 0.0]), (0.3, 0.7))
     assert buckets.tolist() == ["head", "head", "middle", "middle", "tail", "tail"]
+
+
+def test_a_capped_group_earns_nothing_for_familiarity_beyond_the_head_cut_off() -> None:
+    logits, positions = np.zeros(3), np.array([0.0, -3.0, 2.0])
+    capped = combined_scores(logits, positions, 4.0, np.array([True, True, True]))
+    assert capped[0] == capped[1] > capped[2]  # below the head/middle cut-off: the same as at it
+    uncapped = combined_scores(logits, positions, 4.0, np.array([False, False, False]))
+    assert uncapped[1] > uncapped[0] and uncapped[2] == capped[2]
