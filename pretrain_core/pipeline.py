@@ -97,6 +97,17 @@ class CorpusPipeline:
             upstream = config_hash(stage, self.stage_config(stage), upstream)
         return upstream
 
+    def fit_hash(self, name: str) -> str:
+        """What a stage's own fit depends on: its upstream's hash and the settings its module's `fit_settings_of`
+        names (all of its settings when it names none), so settings that only change how shards are scored with
+        the fitted state (quality's thresholds, say) do not refit it."""
+        order = list(self.registry.hash_order())
+        upstream = self.config_hash(order[order.index(name) - 1]) if order.index(name) else ""
+        narrower = getattr(self.registry.entry(name).hooks(), "fit_settings_of", None)
+        if narrower is None:
+            return self.config_hash(name)
+        return config_hash(f"{name}:fit", narrower(self.cfg), upstream)
+
     def inputs(self, name: str) -> list[str]:
         if name in self._inputs:
             return self._inputs[name]
@@ -122,7 +133,10 @@ class CorpusPipeline:
         if own is None:
             return shared
         fitted = self._cached_fit(
-            name, self._fit_dir(name), lambda artifact_dir: own(self.inputs(name), self.cfg, shared, artifact_dir)
+            name,
+            self._fit_dir(name),
+            lambda artifact_dir: own(self.inputs(name), self.cfg, shared, artifact_dir),
+            self.fit_hash(name),
         )
         return {**shared, **fitted}
 
@@ -141,11 +155,13 @@ class CorpusPipeline:
         hooks = self.registry.shared_fit(name).hooks()
         return self._cached_fit(name, self.root(name), lambda d: hooks.fit_shared(self.inputs(name), self.cfg, d))
 
-    def _cached_fit(self, name: str, artifact_dir: str, fit: Callable[[str], dict[str, str]]) -> dict[str, str]:
-        """Run `fit` unless `_fit.json` says it already ran under this config hash; the marker, written last,
-        records what it made and how long it took (manifests count that time)."""
+    def _cached_fit(
+        self, name: str, artifact_dir: str, fit: Callable[[str], dict[str, str]], hash_: str | None = None
+    ) -> dict[str, str]:
+        """Run `fit` unless `_fit.json` says it already ran under this hash (the stage's config hash unless
+        given); the marker, written last, records what it made and how long it took (manifests count that time)."""
         marker = storage.join(artifact_dir, FIT_MARKER)
-        hash_ = self.config_hash(name)
+        hash_ = hash_ or self.config_hash(name)
         if storage.exists(marker):
             done = storage.read_json(marker)
             if done["config_hash"] == hash_ and all(storage.exists(u) for u in done["artifacts"].values()):

@@ -98,3 +98,21 @@ def test_manifest_seconds_count_the_fits_the_stage_needed(small_config_file: Pat
     assert marker["seconds"] > 0 and manifest.fit_seconds == marker["seconds"]
     assert manifest.seconds >= manifest.fit_seconds > 0
     assert pipeline.run_stage("clean").fit_seconds == 0.0  # a map-only stage fits nothing
+
+
+def test_quality_thresholds_rescore_the_shards_without_refitting(small_config_file: Path) -> None:
+    """Bucket thresholds are config that needs no refit: the reference models are reused, the shards rerun."""
+    base = CorpusPipeline(load_config(small_config_file))
+    stricter = CorpusPipeline(load_config(small_config_file, ["quality.score_cutoffs=[0.5, 0.9]"]))
+    assert base.config_hash("quality") != stricter.config_hash("quality")
+    assert base.fit_hash("quality") == stricter.fit_hash("quality")
+    assert base.fit_hash("quality") != CorpusPipeline(load_config(small_config_file, ["quality.order=4"])).fit_hash(
+        "quality"
+    )
+    assert base.fit_hash("dedup") == base.config_hash("dedup")  # a stage that names no fit settings
+    for name in ("ingest", "clean", "dedup", "pii"):
+        base.run_stage(name)
+    fitted = base.fit("quality")
+    marker = storage.join(base.root("quality"), "artifacts", "_fit.json")
+    first = storage.read_json(marker)
+    assert stricter.fit("quality") == fitted and storage.read_json(marker) == first  # not refitted

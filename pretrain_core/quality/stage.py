@@ -431,8 +431,17 @@ def mean_perplexities(stats: dict[str, float]) -> dict[str, float]:
     }
 
 
+# Settings that only change how shards are scored with the fitted models: changing them reruns the shards, not
+# the fit (the reference models and cut-offs).
+SCORING_SETTINGS = frozenset({"classifier", "perplexity_weight", "cap_familiarity", "score_cutoffs", "keep_buckets"})
+
+
 def settings_of(cfg: PipelineConfig) -> dict[str, Any]:
     return {"quality": cfg.quality}
+
+
+def fit_settings_of(cfg: PipelineConfig) -> dict[str, Any]:
+    return {"quality": cfg.quality.model_dump(mode="json", exclude=set(SCORING_SETTINGS))}
 
 
 def fit_stage(inputs: list[str], cfg: PipelineConfig, shared: dict[str, str], artifact_dir: str) -> dict[str, str]:
