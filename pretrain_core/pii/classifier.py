@@ -11,7 +11,6 @@ arrays as tensors, the vocabularies and name lists as JSON metadata, so loading 
 from __future__ import annotations
 
 import functools
-import gzip
 import hashlib
 import json
 import re
@@ -30,7 +29,7 @@ from pretrain_core.pii.cjk_names import CjkNames, has_cjk_cue
 from pretrain_core.pii.name_lists import chinese_surnames, japanese_names
 from pretrain_core.pii.spans import Span
 from pretrain_core.pii.tokens import Featurizer, lexical, token_texts
-from pretrain_core.quality.reference import shipped_reference
+from pretrain_core.quality.reference import shipped_records
 
 LABELS = ("O", "person", "address")
 # Trained classes: the first token of a name or address is told apart from the rest, which separates "the
@@ -225,9 +224,8 @@ def lowercase_vocabulary() -> frozenset[str]:
     """Words the shipped quality reference (edited prose in seven languages, never the tagger's training text)
     writes in lower case at least `_COMMON_WORD_COUNT` times."""
     counts: Counter[str] = Counter()
-    with gzip.open(shipped_reference("prose"), "rt", encoding="utf-8") as handle:
-        for line in handle:
-            counts.update(w for w in _WORD.findall(json.loads(line)["text"]) if w.islower())
+    for record in shipped_records("prose"):
+        counts.update(w for w in _WORD.findall(record["text"]) if w.islower())
     return frozenset(word for word, count in counts.items() if count >= _COMMON_WORD_COUNT)
 
 

@@ -7,6 +7,7 @@ over every line in that order, the skeleton keeps words by count then spelling, 
 
 from __future__ import annotations
 
+import gzip
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -55,6 +56,14 @@ def reference_files(ref: ReferenceConfig) -> list[str]:
 def shipped_reference(name: str) -> str:
     """Path of a reference the library ships (package data, see pretrain_core/data/README.md)."""
     return str(files("pretrain_core") / "data" / "quality_reference" / f"{name}.jsonl.gz")
+
+
+def shipped_records(name: str) -> Iterator[dict[str, str]]:
+    """The records (`id`, `lang`, `source`, `text`) of a shipped reference, in file order."""
+    with gzip.open(shipped_reference(name), "rt", encoding="utf-8") as handle:
+        for line in handle:
+            if line.strip():
+                yield json.loads(line)
 
 
 def read_reference_file(url: str, ref: ReferenceConfig) -> Iterator[ReferenceRecord]:

@@ -12,8 +12,6 @@ learned classifier (classifier.py) reads them in the order of `PROSE_SIGNALS` / 
 
 from __future__ import annotations
 
-import gzip
-import json
 import math
 import re
 import string
@@ -28,7 +26,7 @@ import numpy as np
 from pretrain_core.clean import prose_rules
 from pretrain_core.clean.langid import script_counts
 from pretrain_core.clean.words import has_letter
-from pretrain_core.quality.reference import shipped_reference
+from pretrain_core.quality.reference import shipped_records
 
 _PUNCTUATION = string.punctuation + "“”‘’«»„"
 _TERMINAL = tuple(".!?:;\"'»”)。！？：；」』）")
@@ -128,11 +126,9 @@ def function_words() -> dict[str, frozenset[str]]:
     case-folded: Gopher's stop-word rule for every language we have edited text in. Real prose of any register
     is full of them; word lists drawn at random (machine filler, keyword lists) and pseudo-Latin are not."""
     counts: dict[str, Counter[str]] = {}
-    with gzip.open(shipped_reference("prose"), "rt", encoding="utf-8") as handle:
-        for line in handle:
-            record = json.loads(line)
-            words = prose_rules.ProseDoc(record["text"]).words
-            counts.setdefault(record["lang"], Counter()).update(_folded(word) for word in words)
+    for record in shipped_records("prose"):
+        words = prose_rules.ProseDoc(record["text"]).words
+        counts.setdefault(record["lang"], Counter()).update(_folded(word) for word in words)
     return {
         lang: frozenset(
             word for word, _ in sorted(c.items(), key=lambda kv: (-kv[1], kv[0]))[:FUNCTION_WORDS_PER_LANGUAGE]

@@ -11,8 +11,6 @@ and no generator here imitates (machine templates, and every held-out kind) are 
 from __future__ import annotations
 
 import base64
-import gzip
-import json
 import keyword
 import random
 import re
@@ -20,7 +18,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from pretrain_core.quality.reference import shipped_reference
+from pretrain_core.quality.reference import shipped_records
 from pretrain_core.quality.signals import LOREM_WORDS
 
 CJK = re.compile(r"[\u3040-\u30ff\u4e00-\u9fff]")
@@ -41,18 +39,13 @@ class TrainingDoc:
         return int(self.kind == "good")
 
 
-def _records(name: str) -> list[dict[str, str]]:
-    with gzip.open(shipped_reference(name), "rt", encoding="utf-8") as handle:
-        return [json.loads(line) for line in handle if line.strip()]
-
-
 def good_prose() -> list[TrainingDoc]:
     """Consecutive reference records of one language and source joined into documents of the labelled set's
     sizes (500-1,800 characters, 200-800 for Chinese and Japanese)."""
     docs: list[TrainingDoc] = []
     current: list[str] = []
     key: tuple[str, str] | None = None
-    for record in _records("prose"):
+    for record in shipped_records("prose"):
         record_key = (record["lang"], record["source"])
         low, high = CJK_CHARS if record["lang"] in ("zh", "ja") else PROSE_CHARS
         if key != record_key or sum(map(len, current)) + len(record["text"]) > high:
@@ -66,7 +59,7 @@ def good_prose() -> list[TrainingDoc]:
 def good_code() -> list[TrainingDoc]:
     """Each reference file cut at line ends into pieces of about 5,000 characters."""
     docs = []
-    for record in _records("code"):
+    for record in shipped_records("code"):
         piece: list[str] = []
         for line in record["text"].splitlines(keepends=True):
             piece.append(line)
