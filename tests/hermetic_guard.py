@@ -4,7 +4,7 @@ else, on a machine with other packages installed.
 
 An audit hook (PEP 578) sees every `open`; a read under a host root that is not part of the Python installation
 running the tests (its prefixes, so stdlib and site-packages), nor a shared library, nor the time-zone database
-libraries read for themselves, is charged to the test phase that made it.
+or font directories libraries read for themselves, is charged to the test phase that made it.
 `PRETRAIN_HOST_ROOTS` (os.pathsep-separated) replaces the host roots, so the guard itself can be tested.
 """
 
@@ -19,10 +19,12 @@ from pathlib import Path
 import pytest
 
 DEFAULT_HOST_ROOTS = ("/usr", "/opt", "/var/lib", "/srv")
-# System files that libraries read for themselves, whatever the test: not test input.
-# Files libraries read for themselves, whatever the test: the time-zone database, found where the standard library
-# looks for it (pandas and Prefect read it on import). Nothing else turned up in a full run of the suite.
-LIBRARY_FILES = tuple(zoneinfo.TZPATH)
+# Files libraries read for themselves, whatever the test, never as its input: the time-zone database, found where
+# the standard library looks for it (pandas and Prefect read it on import), and the system font directories that
+# matplotlib scans once to build its font cache on a machine where it has none (its plots use the DejaVu fonts it
+# ships; the directories are matplotlib's `X11FontDirectories`).
+FONT_DIRECTORIES = ("/usr/share/fonts", "/usr/local/share/fonts", "/usr/X11R6/lib/X11/fonts", "/usr/lib/X11/fonts")
+LIBRARY_FILES = (*zoneinfo.TZPATH, *FONT_DIRECTORIES)
 
 
 def _prefixes(paths: tuple[str, ...]) -> tuple[str, ...]:

@@ -37,8 +37,12 @@ _LONGEST_RUN = 7  # characters looked at before a title (a family and a given na
 _ZH_CREDIT = re.compile(
     f"由([{_HAN}]{{2,4}})(?:审校|校对|审阅|审核|翻译|编译|编写|撰写|执笔|编辑|整理|维护|提供|负责|主持|签署|设计|开发|主讲)"
 )
-# An attribution dash at the start of a line ("——鲁迅", "――夏目 漱石"), the name alone up to the line's end.
-_LINE_NAME = r"[ \t\u3000]*([^\s，。、,.()（）：:]{2,5}(?:[ \u3000][^\s，。、,.()（）：:]{1,4})?)[ \t\u3000]*(?=\n|$)"
+# An attribution dash at the start of a line ("——鲁迅", "――夏目 漱石", "-- 李白《静夜思》"), the name alone up to
+# the line's end or the title of the work it wrote.
+_LINE_NAME = (
+    r"[ \t\u3000]*([^\s，。、,.()（）：:《》]{2,5}(?:[ \u3000][^\s，。、,.()（）：:《》]{1,4})?)"
+    r"[ \t\u3000]*(?:《[^》\n]{1,30}》[ \t\u3000]*)?(?=\n|$)"
+)
 _DASH = re.compile(r"(?:^|\n)[ \t\u3000]*(?:——|――|──|—|--)" + _LINE_NAME)
 # A signature line under a closing formula of a letter ("此致\n王伟", "よろしくお願いします。\n田中 太郎").
 _CLOSING = re.compile(

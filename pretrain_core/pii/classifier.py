@@ -15,7 +15,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from importlib import resources
 
@@ -26,6 +26,7 @@ from safetensors import SafetensorError
 from pretrain_core import storage
 from pretrain_core.pii.address_patterns import find_addresses
 from pretrain_core.pii.cjk_names import CjkNames, has_cjk_cue
+from pretrain_core.pii.latin_names import cued_names, further_mentions, sentence_start
 from pretrain_core.pii.name_lists import chinese_surnames, japanese_names
 from pretrain_core.pii.spans import Span
 from pretrain_core.pii.tokens import Featurizer, lexical, token_texts
@@ -69,6 +70,9 @@ _NOT_A_NAME_START = {
     "alle", "letzte", "nächste", "les", "un", "une", "notre", "nos", "votre", "vos", "mon", "ma",
     "mes", "son", "sa", "ses", "ce", "cette", "ces", "chaque",
 }  # fmt: skip
+_CLAUSE_BREAK = re.compile(r"[，。、；：！？,;:!?“”「」]")
+_INNER_CAPITAL = re.compile(r".[a-z][A-Z]")
+_ELISION = re.compile(r"^[A-Za-z][’']")
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 _KANA_CHAR = re.compile(r"[\u3040-\u30ff]")
 _WORD = re.compile(r"[^\W\d_]+")
@@ -89,6 +93,8 @@ _DIGIT_GROUPS = re.compile(r"\b\d{4}[ -]\d{4}[ -]\d{4}\b")
 _NOT_A_NAME_PART = re.compile(
     r"^(?:Ltd|Inc|Corp|LLC|GmbH|AG|SA|SAS|SARL|KG|plc|Co)$|.{5}(?:ung|heit|keit|schaft|tion|tät|ismus|site|ware)$|.{4}ics$"
 )
+# Languages that capitalise every noun: there a lone capitalised word inside a sentence is no sign of a name.
+NOUN_CAPITALISING = frozenset({"de", "lb"})
 _TITLES = {"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "herr", "frau", "m", "mme", "mlle", "monsieur", "madame"}
 
 
@@ -157,16 +163,27 @@ class NameAddressTagger:
             offset += len(indices)
         return out
 
-    def find_spans(self, texts: Sequence[str], threshold: float) -> list[list[Span]]:
+    def find_spans(
+        self, texts: Sequence[str], threshold: float, langs: Sequence[str | None] | None = None
+    ) -> list[list[Span]]:
         """Person and address spans per text: the tagger's (see `decode_spans`) less those shape and context
-        checks reject, Chinese and Japanese names next to cues (`cjk_names`) where the tagger found nothing, and
-        addresses of regular shape (`address_patterns`), which replace whatever tagger spans they overlap."""
+        checks reject (a lone capitalised word is a name only in a known language that writes nouns in lower
+        case, see `_plausible`), names next to cues (`cjk_names`, `latin_names`) where the tagger found nothing,
+        further mentions of names found, and addresses of regular shape (`address_patterns`), which replace
+        whatever tagger spans they overlap."""
         found = []
-        for tagged in self.tag(texts):
-            spans = [s for s in decode_spans(tagged, threshold) if self._named_by_family(tagged.text, s)]
+        lone_words = [bool(lang) and lang not in NOUN_CAPITALISING for lang in langs or [None] * len(texts)]
+        for tagged, lone in zip(self.tag(texts), lone_words, strict=True):
+            spans = [
+                s
+                for s in decode_spans(tagged, threshold, self.featurizer.known_first_names if lone else frozenset())
+                if self._named_by_family(tagged.text, s) and not _in_verse(tagged.text, s)
+            ]
             spans = _without_towns(tagged.text, _without_common_nouns(tagged.text, spans))
             spans = self._without_leading_common_words(tagged.text, spans)
             spans = _without_address_lines(tagged.text, spans)
+            if lone:
+                spans = _with_latin_mentions(tagged.text, spans)
             if has_cjk_cue(tagged.text):
                 spans += [t for t in self.cjk_names.find(tagged.text) if not any(_overlap(t, s) for s in spans)]
             addresses = find_addresses(tagged.text)
@@ -229,6 +246,26 @@ def lowercase_vocabulary() -> frozenset[str]:
     return frozenset(word for word, count in counts.items() if count >= _COMMON_WORD_COUNT)
 
 
+def _with_latin_mentions(text: str, spans: list[Span]) -> list[Span]:
+    """The spans, plus names next to kinship and speech cues, then further mentions of every name found so far
+    (`latin_names`), each where no span lies yet."""
+    common = lowercase_vocabulary()
+    taken = list(spans)
+    taken += _free(cued_names(text, common), taken)
+    people = [s for s in taken if s.type == "person" and not _CJK_CHAR.search(text[s.start : s.end])]
+    taken += _free(further_mentions(text, people, common), taken)
+    return sorted(taken, key=lambda s: (s.start, s.end))
+
+
+def _free(candidates: list[Span], taken: list[Span]) -> list[Span]:
+    """The candidates that overlap neither a taken span nor an earlier candidate."""
+    kept: list[Span] = []
+    for span in candidates:
+        if not any(_overlap(span, s) for s in (*taken, *kept)):
+            kept.append(span)
+    return kept
+
+
 def _without_common_nouns(text: str, spans: list[Span]) -> list[Span]:
     """Latin-script "names" every word of which the document also writes in lower case are capitalised common
     words ("Intellectual Property", "Major Component" in a licence that speaks of property and components)."""
@@ -240,9 +277,22 @@ def _without_common_nouns(text: str, spans: list[Span]) -> list[Span]:
 
 
 def _written_lower(text: str, word: str) -> bool:
-    """Whether the text holds `word` in lower case as a word of its own (not inside an email or a longer word)."""
+    """Whether the text holds `word` in lower case as a word of its own (not inside an email, a path or a longer
+    word). Plain substring search and a look at the neighbours: no regex to compile per word."""
     lower = word.lower()
-    return lower != word and re.search(rf"(?<![\w@.\-/]){re.escape(lower)}(?![\w@\-/]|\.\w)", text) is not None
+    if lower == word:
+        return False
+    position = text.find(lower)
+    while position >= 0:
+        end = position + len(lower)
+        before = text[position - 1] if position else " "
+        after = text[end : end + 2]
+        inside_before = before.isalnum() or before in "_@.-/"
+        inside_after = after[:1].isalnum() or after[:1] in "_@-/" or (after[:1] == "." and after[1:2].isalnum())
+        if not inside_before and not inside_after:
+            return True
+        position = text.find(lower, position + 1)
+    return False
 
 
 def _without_towns(text: str, spans: list[Span]) -> list[Span]:
@@ -275,6 +325,18 @@ def _without_address_lines(text: str, spans: list[Span]) -> list[Span]:
     return kept
 
 
+def _in_verse(text: str, span: Span) -> bool:
+    """Whether a CJK span lies on a line of classical verse: two or more clauses of three to nine characters
+    ("危楼高百尺，手可摘星辰。"), where every character is a word and many are also surnames; the tagger's
+    guesses there are nearly always words. Names in verse are found through their cues (a byline's dash)."""
+    if span.type != "person" or not _CJK_CHAR.search(text[span.start : span.end]):
+        return False
+    line_start = text.rfind("\n", 0, span.start) + 1
+    line_end = text.find("\n", span.end)
+    clauses = [c for c in _CLAUSE_BREAK.split(text[line_start : len(text) if line_end < 0 else line_end]) if c.strip()]
+    return len(clauses) >= 2 and all(3 <= len(c.strip()) <= 9 for c in clauses)
+
+
 def _overlap(a: Span, b: Span) -> bool:
     return a.start < b.end and b.start < a.end
 
@@ -287,7 +349,7 @@ def feature_rows(known: np.ndarray, keys: np.ndarray) -> np.ndarray:
     return np.where(known[positions] == keys, positions + 1, 0)
 
 
-def decode_spans(tagged: TaggedText, threshold: float) -> list[Span]:
+def decode_spans(tagged: TaggedText, threshold: float, lone_words: Collection[str] = frozenset()) -> list[Span]:
     """Spans of one label: runs of candidate tokens that are part of a name or address with probability
     `_CONTINUE_FRACTION * threshold` or more (each labelled with the likelier of the two), bridging short
     connectors, that contain at least one token whose label reaches `threshold`. Texts with no such token cost
@@ -317,7 +379,9 @@ def decode_spans(tagged: TaggedText, threshold: float) -> list[Span]:
     if run_strong:
         runs.append((run_label, run[0], run[-1]))
     spans = [Span(starts[first], starts[last] + len(words[last]), label) for label, first, last in runs]
-    return [span for span, (_, first, _) in zip(spans, runs, strict=True) if _plausible(tagged, span, first)]
+    return [
+        span for span, (_, first, _) in zip(spans, runs, strict=True) if _plausible(tagged, span, first, lone_words)
+    ]
 
 
 def _token_starts(text: str, tokens: list[str]) -> list[int]:
@@ -332,7 +396,7 @@ def _token_starts(text: str, tokens: list[str]) -> list[int]:
     return starts
 
 
-def _plausible(tagged: TaggedText, span: Span, first: int) -> bool:
+def _plausible(tagged: TaggedText, span: Span, first: int, lone_words: Collection[str]) -> bool:
     """Shape checks a linear tagger cannot learn.
 
     A Latin-script address has a number, a capitalised word and at least three tokens (a lone heading is not
@@ -368,9 +432,12 @@ def _plausible(tagged: TaggedText, span: Span, first: int) -> bool:
         return False
     if len(words) > 1:
         return len(words) <= 8
+    if _INNER_CAPITAL.search(words[0]) or _ELISION.match(words[0]):
+        return False  # "IndexError", "GitHub", "L'outil", "d'Apache": code names and elided articles
     before = tagged.tokens[max(0, first - 2) : first]
     initial = len(before) == 2 and before[1] == "." and len(before[0]) == 1 and before[0].isupper()  # "L. Davis"
-    return initial or any(word.lower() in _TITLES for word in before)
+    titled = initial or any(word.lower() in _TITLES for word in before)
+    return titled or (words[0].lower() in lone_words and not sentence_start(tagged.text, span.start))
 
 
 def _bridgeable(tagged: TaggedText, starts: list[int], last: int, index: int, label: str) -> bool:

@@ -71,7 +71,9 @@ class PiiStage:
             eligible = [i for i, lang in enumerate(langs) if wants_tagger[i] and lang in self.cfg.classifier_langs]
             stats["pii_tagger_not_run"] += sum(wants_tagger) - len(eligible)
             for batch in _batches(eligible, texts):
-                tagged = self.tagger.find_spans([texts[i] for i in batch], self.cfg.classifier_threshold)
+                tagged = self.tagger.find_spans(
+                    [texts[i] for i in batch], self.cfg.classifier_threshold, [langs[i] for i in batch]
+                )
                 for index, spans in zip(batch, tagged, strict=True):
                     wanted = self._types(is_code[index])
                     learned = [s for s in spans if s.type in wanted]

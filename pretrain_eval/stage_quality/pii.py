@@ -10,6 +10,11 @@ span of its type, and a gold span is found when a predicted span of its type ove
 matters, and a name found without its title still hides the person. A predicted span of the wrong type counts
 against both types. A decoy counts as a false positive when any predicted span overlaps it.
 
+A second set (data/labelled/pii/names, built by scripts/build_labelled_pii_names.py) is real passages unlike the
+tagger's training carriers (the Bible, the Jargon File, Python docs, the Debian Handbook in five languages,
+classical Chinese) with every person name marked by hand: person precision and recall there, per split and
+language, are the groups `real-names:person...`; the bars apply to the whole set and to its test split.
+
 The baseline is the regex set that benchmarks/bench_pii.py times (email, IPv4, digit runs as phones and cards),
 applied in its order with earlier matches masked, as its replacements do. It has no pattern for IBANs, national
 ids, secrets, names or addresses: its recall there is 0.
@@ -34,6 +39,9 @@ from pretrain_eval.stage_quality.figures import OURS, Bar, Figure, f_beta, preci
 STAGE = "pii"
 BASELINE = "naive regex set"
 SET_FILE = "items.jsonl.gz"
+NAMES_DIR = "names"  # the hand-labelled real-text person-name set, beside the generated one
+NAMES_GROUP = "real-names:person"
+NAMES_LOCALES = ("en", "de", "fr", "zh", "ja")
 LOCALES = ("en", "de", "fr", "zh", "ja", "code")
 STRUCTURED_BAR = Bar(">=", 0.95)  # precision and recall of every structured type
 TAGGER_RECALL_BAR = Bar(">=", 0.80)  # person names and street addresses
@@ -178,12 +186,42 @@ def figures(scores: Scores, system: str) -> list[Figure]:
     return out
 
 
+def name_figures(items: Sequence[LabelledItem], predictions: Sequence[Sequence[Span]]) -> list[Figure]:
+    """Person precision, recall and F1 on the hand-labelled real-text set: all, per split and per language
+    (recall only where the slice holds names); bars on all and on the test split (never looked at while
+    tuning)."""
+    tallies: dict[str, Tally] = {}
+    for item, predicted in zip(items, predictions, strict=True):
+        gold = [s for s in item.spans if s.type == "person"]
+        found = [s for s in predicted if s.type == "person"]
+        for key in (NAMES_GROUP, f"{NAMES_GROUP}/{item.split}", f"{NAMES_GROUP}/{item.lang}"):
+            tallies.setdefault(key, Tally()).add(gold, found)
+    order = [NAMES_GROUP, f"{NAMES_GROUP}/dev", f"{NAMES_GROUP}/test", *(f"{NAMES_GROUP}/{x}" for x in NAMES_LOCALES)]
+    out: list[Figure] = []
+    for key in (k for k in order if k in tallies):
+        tally = tallies[key]
+        precision, recall = tally.precision_recall()
+        barred = key in (NAMES_GROUP, f"{NAMES_GROUP}/test")
+        # n of a precision row: the spans predicted; a language with no names shows only its false positives.
+        out.append(
+            Figure(STAGE, key, OURS, "precision", precision, TAGGER_PRECISION_BAR if barred else None, tally.predicted)
+        )
+        if tally.gold:
+            out += [
+                Figure(STAGE, key, OURS, "recall", recall, TAGGER_RECALL_BAR if barred else None, tally.gold),
+                Figure(STAGE, key, OURS, "f1", f_beta(precision, recall), None, tally.gold),
+            ]
+    return out
+
+
 def evaluate(set_dir: str, limit: int | None = None) -> list[Figure]:
-    """Ours and the baseline on the labelled set (or a `limit`-item slice)."""
+    """Ours and the baseline on the labelled set (or a `limit`-item slice), and ours on the real-name set."""
     items = load_items(set_dir, limit)
-    ours = score(items, detect_ours(items, default_pii_config()))
+    cfg = default_pii_config()
+    ours = score(items, detect_ours(items, cfg))
     naive = score(items, [detect_naive(i.text) for i in items])
-    return figures(ours, OURS) + figures(naive, BASELINE)
+    names = load_items(storage.join(set_dir, NAMES_DIR), limit)
+    return figures(ours, OURS) + figures(naive, BASELINE) + name_figures(names, detect_ours(names, cfg))
 
 
 def _bars(kind: str) -> tuple[Bar, Bar]:

@@ -53,6 +53,7 @@ def test_common_words_before_titles_are_not_names(titled: CjkNames, text: str) -
     [
         ("这一节由周敏审校。", ["周敏"]),  # a credit
         ("文档很长。\n——韩静怡", ["韩静怡"]),  # an attribution dash
+        ("明月几时有。\n    -- 王安石《登飞来峰》", ["王安石"]),  # a byline: the poet, then the work's title
         ("谢谢大家。\n\n此致\n欧阳浩宇\n", ["欧阳浩宇"]),  # a signature under a closing formula
         ("联系人：王伟、李娜和张敏", ["王伟", "李娜", "张敏"]),  # a label and the list it starts
         ("这是说明。王伟和李娜都建议先升级。", ["王伟", "李娜"]),

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +16,7 @@ from pretrain_eval.stage_quality.pii import (
     BASELINE,
     DECOY_BAR,
     LOCALES,
+    NAMES_GROUP,
     STRUCTURED_BAR,
     LabelledItem,
     detect_naive,
@@ -22,6 +26,7 @@ from pretrain_eval.stage_quality.pii import (
 )
 
 SET_DIR = str(Path(__file__).resolve().parents[3] / "data" / "labelled" / "pii")
+NAMES_DIR = str(Path(SET_DIR) / "names")
 BUILDER = Path(__file__).resolve().parents[3] / "scripts" / "build_labelled_pii.py"
 LIMIT = 600  # about one item in nine: every type, decoy kind and locale
 STRUCTURED = ("email", "phone", "ip", "card", "iban", "national_id", "secret")
@@ -98,3 +103,31 @@ def test_eval_frames_are_not_the_tagger_training_frames() -> None:
     written = set(re.findall(r'^\s+"((?:[^"\\]|\\.)*\{(?:person|address)[^"]*)",$', source, re.MULTILINE))
     assert len(written) > 50
     assert not {normal(w) for w in written} & trained
+
+
+def test_real_name_figures_carry_the_tagger_bars_on_the_whole_set_and_its_test_split(
+    figures: dict[tuple[str, str, str], Figure],
+) -> None:
+    """The hand-labelled real-text set (data/labelled/pii/names) is scored whole, by split and by language."""
+    for group in (NAMES_GROUP, f"{NAMES_GROUP}/test"):
+        assert figures[(group, OURS, "precision")].bar is not None and figures[(group, OURS, "recall")].bar
+    dev, test = figures[(f"{NAMES_GROUP}/dev", OURS, "recall")], figures[(f"{NAMES_GROUP}/test", OURS, "recall")]
+    assert dev.bar is None and dev.support + test.support == figures[(NAMES_GROUP, OURS, "recall")].support > 250
+    assert figures[(f"{NAMES_GROUP}/zh", OURS, "recall")].support > 100
+
+
+def test_real_name_labels_mark_exactly_the_annotated_names() -> None:
+    items = load_items(NAMES_DIR)
+    annotations = {
+        row["id"]: set(row["names"])
+        for row in map(json.loads, Path(NAMES_DIR, "annotations.jsonl").read_text(encoding="utf-8").splitlines())
+    }
+    assert {i.id for i in items} == set(annotations) and len(items) == 380
+    for item in items:
+        assert {item.text[s.start : s.end] for s in item.spans} == annotations[item.id], item.id
+
+
+def test_the_shipped_real_name_set_is_what_its_builder_makes() -> None:
+    builder = BUILDER.with_name("build_labelled_pii_names.py")
+    done = subprocess.run([sys.executable, str(builder), "--check"], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr

@@ -1,0 +1,82 @@
+"""Names in Latin-script prose found through the words around them, and every further mention of a name found once.
+
+The tagger learns names from the contexts of its training frames; running text names people in others: kinship
+("the son of Nebat", "la fille de Jaïre"), speech ("Naomi said", "Moses answered") and a name that recurs bare
+after one confident mention ("Rachel ... Leah ... Rachel"). A cue next to a capitalised word that edited text
+never writes in lower case is strong evidence on its own; a word already tagged as a name once in a document is
+a name wherever else it stands there capitalised. Both only run where lone words may be names (languages that
+write nouns in lower case, `classifier.NOUN_CAPITALISING`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection
+
+from pretrain_core.pii.spans import Span
+
+_NAME = r"([A-Z][a-zà-öø-ÿ]+(?:-[A-Z][a-zà-öø-ÿ]+)?)"
+_KIN = (
+    r"(?:son|daughter|wife|husband|brother|sister|father|mother|widow|grandson|granddaughter|nephew|niece|uncle"
+    r"|aunt|cousin|friend|servant)"
+)
+# Cues with the name after them: kinship ("the son of Nebat", "le fils de Jaïre"; en, fr, es, it, pt, nl) and a
+# possessive kinship word ("my brother Benjamin"). The scan looks for " of Name" / " brother Name" (a literal
+# space first is what keeps it fast) and then reads the word before.
+_CUE_THEN_NAME = re.compile(r" (?:(?:of|de|d[eo]s|di|del|van)\s+|" + _KIN + r" )" + _NAME)
+_KIN_WORD_BEFORE = re.compile(
+    r"(?<![\w-])(?:sons?|daughters?|wife|husband|brother|sister|father|mother|widow|grandson|granddaughter|nephew"
+    r"|niece|fils|fille|femme|mari|frère|sœur|père|mère|veuve|hij[oa]s?|espos[oa]|herman[oa]|padre|madre"
+    r"|figli[oa]|moglie|marito|fratello|sorella|filh[oa]s?|irmã|irmão|zoon|dochter|vrouw|broer|zuster)$"
+)
+_POSSESSIVE_BEFORE = re.compile(r"(?<![\w-])(?:my|his|her|our|their|your)$", re.IGNORECASE)
+# Cues with the name before them: apposition ("Jedidah the daughter of", "Pekahiah his son") and speech
+# ("Naomi said"). The cue is searched for, then the word before it is read: scanning for the cue alone is
+# several times faster than trying a name at every capital letter.
+_CUE_AFTER_NAME = re.compile(
+    r" (?:(?:the|his|her|their|whose) " + _KIN + r"|said|says|answered|replied|asked|wrote|writes|told|cried"
+    r"|called|dit|répondit|demanda|dijo|respondió|disse|zei|antwoordde)\b"
+)
+_NAME_BEFORE = re.compile(r"(?<![\w@./'’-])" + _NAME + r",?$")
+_CAPITALISED_WORD = re.compile(r"(?<![\w@./-])[A-Z][^\W\d_]+(?![\w@/-])")
+_RELATION_STARTS = frozenset({"of", "de", "di", "va", "do"})  # " of X", " de X", " des X", " del X", " van X"
+_LOOK_BACK = 40  # characters before a cue searched for the name
+
+
+def cued_names(text: str, common: Collection[str]) -> list[Span]:
+    """Capitalised words next to a kinship or speech cue that are not common words (`common`: lower-cased
+    words edited text writes in lower case: "He said", "the son of God" are no names)."""
+    spans = []
+    for match in _CUE_THEN_NAME.finditer(text):
+        before = _KIN_WORD_BEFORE if match.group(0)[1:3] in _RELATION_STARTS else _POSSESSIVE_BEFORE
+        if before.search(text, max(0, match.start() - _LOOK_BACK), match.start()) is None:
+            continue
+        if match.group(1).lower() not in common:
+            spans.append(Span(match.start(1), match.end(1), "person"))
+    for match in _CUE_AFTER_NAME.finditer(text):
+        window = max(0, match.start() - _LOOK_BACK)
+        name = _NAME_BEFORE.search(text, window, match.start())
+        if name is not None and name.group(1).lower() not in common:
+            spans.append(Span(name.start(1), name.end(1), "person"))
+    return sorted(spans, key=lambda s: (s.start, s.end))
+
+
+def sentence_start(text: str, position: int) -> bool:
+    """Whether `position` starts a sentence, a line or the text (behind opening quotes or brackets), where every
+    word is capitalised."""
+    before = text[:position].rstrip(" \t\"'“‘([«")
+    return not before or before[-1] in ".!?:;\n…" or before.endswith(("--", "—"))
+
+
+def further_mentions(text: str, people: list[Span], common: Collection[str]) -> list[Span]:
+    """Every other capitalised whole-word occurrence in `text` of a word of a found name that is not a common
+    word, so that a name redacted once is not left readable two lines on."""
+    words = {
+        word
+        for span in people
+        for word in re.findall(r"[^\W\d_]+", text[span.start : span.end])
+        if len(word) > 2 and word[0].isupper() and word.lower() not in common
+    }
+    if not words:
+        return []
+    return [Span(m.start(), m.end(), "person") for m in _CAPITALISED_WORD.finditer(text) if m.group() in words]

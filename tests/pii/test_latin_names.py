@@ -1,0 +1,58 @@
+"""Names in Latin-script running text: kinship and speech cues, further mentions of a name found once, and lone
+capitalised words, which are names only in languages that write nouns in lower case."""
+
+from __future__ import annotations
+
+import pytest
+
+from pretrain_core.pii.classifier import NameAddressTagger, lowercase_vocabulary
+from pretrain_core.pii.latin_names import cued_names, further_mentions
+from pretrain_core.pii.spans import Span
+
+THRESHOLD = 0.8
+
+
+def persons(tagger: NameAddressTagger, text: str, lang: str | None) -> list[str]:
+    spans = tagger.find_spans([text], THRESHOLD, [lang])[0]
+    return [text[s.start : s.end] for s in spans if s.type == "person"]
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("The letter was carried by the daughter of Ormund across the valley.", "Ormund"),
+        ("When the council met, Tavish answered that the bridge would hold.", "Tavish"),
+        ("Le registre nomme le fils de Gaspardin comme témoin.", "Gaspardin"),
+    ],
+)
+def test_kinship_and_speech_cues_name_unknown_words(text: str, name: str) -> None:
+    found = [text[s.start : s.end] for s in cued_names(text, lowercase_vocabulary())]
+    assert found == [name]
+
+
+def test_cue_words_before_common_words_find_nothing() -> None:
+    text = "He said that the son of man is not a name, and it answered nothing."
+    assert cued_names(text, lowercase_vocabulary()) == []
+
+
+def test_every_further_mention_of_a_found_name_is_marked() -> None:
+    text = "Ormund Pell wrote the first draft. Two years later Ormund rewrote it; the Pell family kept it."
+    first = Span(0, len("Ormund Pell"), "person")
+    mentions = [text[s.start : s.end] for s in further_mentions(text, [first], lowercase_vocabulary())]
+    assert mentions == ["Ormund", "Pell", "Ormund", "Pell"]  # the found span itself is among them
+
+
+def test_a_lone_first_name_inside_an_english_sentence_is_a_name(tagger: NameAddressTagger) -> None:
+    text = "It rained all day. Then Margaret went back to the house."
+    assert persons(tagger, text, "en") == ["Margaret"]
+    assert persons(tagger, text, None) == []  # no language known: no lone words
+
+
+def test_lone_words_are_names_only_where_nouns_are_written_in_lower_case(tagger: NameAddressTagger) -> None:
+    text = "Es regnete den ganzen Tag. Dann ging Margaret zurück ins Haus."
+    assert persons(tagger, text, "de") == []  # German capitalises every noun: a lone word proves nothing
+
+
+def test_tagger_guesses_on_lines_of_classical_verse_are_dropped(tagger: NameAddressTagger) -> None:
+    text = "危楼高百尺，手可摘星辰。\n不敢高声语，恐惊天上人。\n    -- 李白《夜宿山寺》"
+    assert persons(tagger, text, "zh") == ["李白"]
