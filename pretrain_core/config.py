@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import yaml
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from pretrain_core.clean.config import CleanConfig
 from pretrain_core.config_base import ConfigError, StrictModel
@@ -58,7 +58,25 @@ class ExecutionConfig(StrictModel):
         le=512,
         description="Start a throwaway Dask LocalCluster with this many workers (0 = run shards in threads).",
     )
-    max_threads: int = Field(default=2, ge=1, le=256, description="Concurrent shard tasks without Dask.")
+    max_threads: int = Field(
+        default=2,
+        ge=1,
+        le=256,
+        description="Concurrent shard tasks in threads (no Dask, processes 0). Threads share one core: shard work "
+        "holds Python's GIL.",
+    )
+    processes: int = Field(
+        default=0,
+        ge=0,
+        le=512,
+        description="Run shard tasks in this many local worker processes, every core busy without Dask (0: threads).",
+    )
+
+    @model_validator(mode="after")
+    def _one_place(self) -> ExecutionConfig:
+        if self.processes and (self.dask_address or self.dask_local_workers):
+            raise ValueError("execution.processes runs shards here; it cannot be combined with a Dask cluster")
+        return self
 
 
 class PipelineConfig(StrictModel):

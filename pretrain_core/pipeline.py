@@ -7,8 +7,10 @@ and `finalize` (the stage manifest, written last).
 
 from __future__ import annotations
 
+import multiprocessing
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any
 
@@ -208,18 +210,39 @@ class CorpusPipeline:
         )
 
     def run_stage(self, name: str, progress: Callable[[int, int], None] | None = None) -> StageManifest:
-        """Run one stage here, in order, skipping finished shards (the CLI path)."""
+        """Run one stage from here (the CLI path), skipping finished shards: the shards one after another, or in
+        `execution.processes` worker processes (every core; threads would share one under the GIL)."""
         done = self.finished(name)
         if done is not None:
             return done
         artifacts = self.fit(name)
         plan = self.plan(name)
-        records = []
-        for index, job in enumerate(plan.jobs, start=1):
-            records.append(self.run_job(name, job, artifacts))
-            if progress:
-                progress(index, len(plan.jobs))
+        records = self._run_jobs(name, plan.jobs, artifacts, progress)
         return self.finalize(plan, records, artifacts)
+
+    def _run_jobs(
+        self,
+        name: str,
+        jobs: Sequence[ShardJob],
+        artifacts: dict[str, str],
+        progress: Callable[[int, int], None] | None,
+    ) -> list[ShardRecord]:
+        """Records in job order; progress as each job ends."""
+        workers = min(self.cfg.execution.processes, len(jobs))
+        if workers < 2:
+            records = []
+            for index, job in enumerate(jobs, start=1):
+                records.append(self.run_job(name, job, artifacts))
+                if progress:
+                    progress(index, len(jobs))
+            return records
+        # spawn, not fork: a forked worker would inherit this process's threads and open clients (Prefect, s3fs).
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
+            futures = [pool.submit(self.run_job, name, job, artifacts) for job in jobs]
+            for index, _ in enumerate(as_completed(futures), start=1):
+                if progress:
+                    progress(index, len(jobs))
+            return [future.result() for future in futures]
 
 
 def training_config(cfg: PipelineConfig) -> TrainConfig:

@@ -116,3 +116,27 @@ def test_quality_thresholds_rescore_the_shards_without_refitting(small_config_fi
     marker = storage.join(base.root("quality"), "artifacts", "_fit.json")
     first = storage.read_json(marker)
     assert stricter.fit("quality") == fitted and storage.read_json(marker) == first  # not refitted
+
+
+def test_shards_in_worker_processes_give_the_same_bytes_and_progress(small_config_file: Path, tmp_path: Path) -> None:
+    """`execution.processes` runs the CLI path's shards in spawned processes: same files, same manifest counts."""
+    here = load_config(small_config_file, [f"storage.root={tmp_path / 'here'}"])
+    spread = load_config(small_config_file, [f"storage.root={tmp_path / 'spread'}", "execution.processes=2"])
+    for cfg in (here, spread):
+        CorpusPipeline(cfg).run_stage("ingest")
+    ticks: list[tuple[int, int]] = []
+    in_processes = CorpusPipeline(spread).run_stage("clean", lambda done, total: ticks.append((done, total)))
+    in_order = CorpusPipeline(here).run_stage("clean")
+
+    assert (in_processes.docs_in, in_processes.docs_out) == (in_order.docs_in, in_order.docs_out)
+    shards = len(in_order.shards)
+    assert shards > 1 and ticks == [(n, shards) for n in range(1, shards + 1)]
+    mine = sorted((tmp_path / "spread" / "corpus" / "clean").rglob("*.parquet"))
+    theirs = sorted((tmp_path / "here" / "corpus" / "clean").rglob("*.parquet"))
+    assert [p.relative_to(tmp_path / "spread") for p in mine] == [p.relative_to(tmp_path / "here") for p in theirs]
+    assert all(a.read_bytes() == b.read_bytes() for a, b in zip(mine, theirs, strict=True))
+
+
+def test_processes_beside_a_dask_cluster_are_refused(small_config_file: Path) -> None:
+    with pytest.raises(ConfigError, match="cannot be combined with a Dask cluster"):
+        load_config(small_config_file, ["execution.processes=2", "execution.dask_local_workers=2"])

@@ -1,4 +1,5 @@
-"""A data stage's shards mapped over a real Dask LocalCluster give the same bytes as an in-process run."""
+"""A data stage's shards mapped over a real Dask LocalCluster, or over local worker processes, give the same bytes as
+an in-process run."""
 
 from __future__ import annotations
 
@@ -22,19 +23,25 @@ def clean_on_runner(cfg: PipelineConfig) -> int:
 
 
 @pytest.mark.usefixtures("prefect_harness")
-def test_clean_stage_on_a_dask_local_cluster_matches_in_process(small_config_file: Path, tmp_path: Path) -> None:
-    on_dask = load_config(small_config_file, [f"storage.root={tmp_path / 'dask'}", "execution.dask_local_workers=2"])
+@pytest.mark.parametrize(
+    ("setting", "runner_name"),
+    [("execution.dask_local_workers=2", "DaskTaskRunner"), ("execution.processes=2", "ProcessPoolTaskRunner")],
+)
+def test_clean_stage_on_workers_matches_in_process(
+    small_config_file: Path, tmp_path: Path, setting: str, runner_name: str
+) -> None:
+    elsewhere = load_config(small_config_file, [f"storage.root={tmp_path / 'workers'}", setting])
     local = load_config(small_config_file, [f"storage.root={tmp_path / 'local'}"])
-    for cfg in (on_dask, local):
+    for cfg in (elsewhere, local):
         CorpusPipeline(cfg).run_stage("ingest")
-    runner = task_runner_for(on_dask.execution)
-    assert type(runner).__name__ == "DaskTaskRunner"
+    runner = task_runner_for(elsewhere.execution)
+    assert type(runner).__name__ == runner_name
 
-    kept = clean_on_runner.with_options(task_runner=runner)(on_dask)
+    kept = clean_on_runner.with_options(task_runner=runner)(elsewhere)
     expected = CorpusPipeline(local).run_stage("clean")
 
     assert kept == expected.docs_out > 0
-    dask_files = sorted((tmp_path / "dask" / "corpus" / "clean" / "data").glob("*.parquet"))
+    worker_files = sorted((tmp_path / "workers" / "corpus" / "clean" / "data").glob("*.parquet"))
     local_files = sorted((tmp_path / "local" / "corpus" / "clean" / "data").glob("*.parquet"))
-    assert [p.name for p in dask_files] == [p.name for p in local_files]
-    assert all(a.read_bytes() == b.read_bytes() for a, b in zip(dask_files, local_files, strict=True))
+    assert len(worker_files) > 1 and [p.name for p in worker_files] == [p.name for p in local_files]
+    assert all(a.read_bytes() == b.read_bytes() for a, b in zip(worker_files, local_files, strict=True))
