@@ -1,8 +1,8 @@
 """Shard work in worker processes (`execution.processes`) against the same shards run one after another.
 
 The per-shard work of the data stages is Python that holds the GIL, so threads share one core; processes use every
-core without a Dask cluster. This runs the clean and PII stages (the per-document cost of the corpus DAG) over the
-demo corpus (ingest and dedup run once, in order, and are shared), in order and then in N spawned processes, and
+core without a Dask cluster. This runs the clean, dedup (its fit's per-shard sketching too) and PII stages over the
+demo corpus (ingest runs once, in order, and is shared), in order and then in N spawned processes, and
 prints wall seconds, CPU seconds of this process and its workers, input MB/s of wall time, the cores in use
 (CPU / wall) and the speed-up against the in-order run. Outputs of both runs are compared byte for byte.
 
@@ -53,7 +53,7 @@ def run(root: Path, processes: int, stage: str) -> tuple[float, float]:
 
 
 def share(stage: str, in_order: Path, spread: Path) -> None:
-    """Run a stage once, in order, and let the other run read its outputs (the stages between the timed ones)."""
+    """Run a stage once, in order, and let the other run read its outputs."""
     CorpusPipeline(load_config(None, [f"storage.root={in_order}"])).run_stage(stage)
     (spread / "corpus").mkdir(parents=True, exist_ok=True)
     os.symlink(in_order / "corpus" / stage, spread / "corpus" / stage)
@@ -70,9 +70,7 @@ def main() -> None:
         shards = len(list((in_order / "corpus" / "ingest" / "data").glob("*.parquet")))
         print(f"demo corpus: {shards} ingest shards; {args.processes} processes on {os.cpu_count()} cores")
         print("  {:<6} {:<14} {:>6} {:>7} {:>7} {:>9} {:>6} {:>9}".format(*header))
-        for stage, before in (("clean", "ingest"), ("pii", "dedup")):
-            if before == "dedup":
-                share("dedup", in_order, spread)
+        for stage, before in (("clean", "ingest"), ("dedup", "clean"), ("pii", "dedup")):
             size = text_megabytes(in_order / "corpus" / before)
             base_wall, base_cpu = run(in_order, 0, stage)
             wall, cpu = run(spread, args.processes, stage)

@@ -37,7 +37,12 @@ class Document(NamedTuple):
 
 def demo_documents() -> list[Document]:
     """The demo corpus's kept documents, as ingest hands them on; empty when the corpus is absent."""
-    docs: list[Document] = []
+    return [doc for _, doc in demo_documents_by_source()]
+
+
+def demo_documents_by_source() -> list[tuple[str, Document]]:
+    """The demo corpus's kept documents with the name of the source each comes from, in source order."""
+    docs: list[tuple[str, Document]] = []
     for source in load_config().sources:
         try:
             files = list_source_files(source)
@@ -45,7 +50,7 @@ def demo_documents() -> list[Document]:
             continue
         kept = ingest_files([f.url for f in files], source, IngestConfig())[0].kept
         columns = (kept[name].to_pylist() for name in ("text", "domain", "code_language"))
-        docs += [Document(*row) for row in zip(*columns, strict=True)]
+        docs += [(source.name, Document(*row)) for row in zip(*columns, strict=True)]
     return docs
 
 

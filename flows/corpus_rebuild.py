@@ -1,4 +1,5 @@
-"""corpus-rebuild: every corpus stage in order, each mapped over its shards; finished work is skipped."""
+"""corpus-rebuild: every corpus stage in order, its fit's per-shard part and its shards mapped over the task runner;
+finished work is skipped."""
 
 from __future__ import annotations
 
@@ -7,7 +8,15 @@ from prefect import flow, unmapped
 from pretrain_core.config import PipelineConfig, load_config
 from pretrain_core.manifest import StageManifest
 from pretrain_core.pipeline import CORPUS_STAGES
-from tasks.corpus import fit_for_stage, plan_stage, run_stage_shard, stage_status, write_stage_manifest
+from tasks.corpus import (
+    fit_for_stage,
+    plan_fit_maps,
+    plan_stage,
+    run_fit_map,
+    run_stage_shard,
+    stage_status,
+    write_stage_manifest,
+)
 from tasks.progress import artifact_key, results_with_progress
 from tasks.runners import task_runner_for
 
@@ -21,6 +30,13 @@ def rebuild_stages(cfg: PipelineConfig) -> dict[str, StageManifest]:
         if done is not None:
             manifests[name] = done
             continue
+        fit_jobs = plan_fit_maps(cfg, name)
+        if fit_jobs:  # the per-shard part of the stage's fit, on the same workers as the shards
+            results_with_progress(
+                run_fit_map.map(unmapped(cfg), unmapped(name), fit_jobs),
+                artifact_key(cfg.name, name, "fit-progress"),
+                f"{name}: fit shards done of {len(fit_jobs)}",
+            )
         artifacts = fit_for_stage(cfg, name)
         plan = plan_stage(cfg, name)
         futures = run_stage_shard.map(unmapped(cfg), unmapped(name), list(plan.jobs), unmapped(artifacts))

@@ -7,12 +7,14 @@ and `finalize` (the stage manifest, written last).
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel
 
@@ -37,6 +39,27 @@ from pretrain_core.train.config import TrainConfig
 FIT_MARKER = "_fit.json"  # written last by a fit: its config hash, artifacts and seconds
 
 CORPUS_STAGES = CORPUS.names
+
+
+J = TypeVar("J")
+R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class FitMapJob:
+    """One input shard's part of a stage's fit: where it reads and the partial it writes (its marker beside)."""
+
+    input_url: str
+    partial_url: str
+
+    @property
+    def key(self) -> str:
+        """The input shard's name, for logs and task names."""
+        return self.partial_url.rsplit("/", 1)[-1].removesuffix(".parquet")
+
+    @property
+    def marker_url(self) -> str:
+        return self.partial_url + ".done.json"
 
 
 @dataclass(frozen=True)
@@ -81,6 +104,7 @@ class CorpusPipeline:
         self.registry = registry
         self._roots = roots or {}
         self._inputs = inputs or {}
+        self._pool: ProcessPoolExecutor | None = None  # open while `run_stage` runs jobs in worker processes
         configure_storage(cfg)
 
     def root(self, name: str) -> str:
@@ -128,19 +152,51 @@ class CorpusPipeline:
 
     def fit(self, name: str) -> dict[str, str]:
         """Global work a stage needs before its shards run (clusters, models, plans) and the shared fits it uses;
-        empty for map-only stages."""
+        empty for map-only stages. A stage whose fit has a per-shard part (`fit_map`) gets the partials of every
+        input shard, those not yet made made here first (a flow maps them over its workers before this call)."""
         spec = self.registry.stage(name)
-        own = getattr(spec.hooks(), "fit_stage", None)
+        hooks = spec.hooks()
+        own = getattr(hooks, "fit_stage", None)
         shared = {key: url for fit_name in spec.uses for key, url in self.fit_shared(fit_name).items()}
         if own is None:
             return shared
-        fitted = self._cached_fit(
-            name,
-            self._fit_dir(name),
-            lambda artifact_dir: own(self.inputs(name), self.cfg, shared, artifact_dir),
-            self.fit_hash(name),
-        )
+
+        def fit(artifact_dir: str) -> dict[str, str]:
+            if getattr(hooks, "fit_map", None) is None:
+                return dict(own(self.inputs(name), self.cfg, shared, artifact_dir))
+            self._run_jobs(self.fit_map_jobs(name), functools.partial(self.run_fit_map, name))
+            return dict(own([job.partial_url for job in self._fit_map_plan(name)], self.cfg, shared, artifact_dir))
+
+        fitted = self._cached_fit(name, self._fit_dir(name), fit, self.fit_hash(name), self._fit_map_seconds)
         return {**shared, **fitted}
+
+    def fit_map_jobs(self, name: str) -> list[FitMapJob]:
+        """The per-shard parts of a stage's fit still to make: none when the stage has no `fit_map` or its fit
+        already ran under this hash, else one per input shard without a finished partial."""
+        if getattr(self.registry.stage(name).hooks(), "fit_map", None) is None or self._fit_done(name):
+            return []
+        return [job for job in self._fit_map_plan(name) if not storage.exists(job.marker_url)]
+
+    def run_fit_map(self, name: str, job: FitMapJob) -> None:
+        """One shard's part of a stage's fit (runs on any worker); its marker, written last, records the time."""
+        started = time.perf_counter()
+        self.registry.stage(name).hooks().fit_map(job.input_url, self.cfg, job.partial_url)
+        storage.write_json(job.marker_url, {"seconds": round(time.perf_counter() - started, 3)})
+
+    def _fit_map_plan(self, name: str) -> list[FitMapJob]:
+        """One partial per input shard, in input order, under a directory keyed by the fit's hash."""
+        partials = storage.join(self._fit_dir(name), "partials", self.fit_hash(name))
+        return [FitMapJob(url, storage.join(partials, url.rstrip("/").rsplit("/", 1)[-1])) for url in self.inputs(name)]
+
+    def _fit_map_seconds(self, name: str) -> float:
+        """Seconds the per-shard parts of a stage's fit took, wherever they ran."""
+        if getattr(self.registry.entry(name).hooks(), "fit_map", None) is None:
+            return 0.0
+        markers = [job.marker_url for job in self._fit_map_plan(name)]
+        return sum(float(storage.read_json(m)["seconds"]) for m in markers if storage.exists(m))
+
+    def _fit_done(self, name: str) -> bool:
+        return _finished_fit(self._fit_dir(name), self.fit_hash(name)) is not None
 
     def fit_seconds(self, name: str) -> float:
         """Wall seconds the stage's fit and the shared fits it uses took when they ran (from their markers)."""
@@ -158,20 +214,26 @@ class CorpusPipeline:
         return self._cached_fit(name, self.root(name), lambda d: hooks.fit_shared(self.inputs(name), self.cfg, d))
 
     def _cached_fit(
-        self, name: str, artifact_dir: str, fit: Callable[[str], dict[str, str]], hash_: str | None = None
+        self,
+        name: str,
+        artifact_dir: str,
+        fit: Callable[[str], dict[str, str]],
+        hash_: str | None = None,
+        map_seconds: Callable[[str], float] | None = None,
     ) -> dict[str, str]:
         """Run `fit` unless `_fit.json` says it already ran under this hash (the stage's config hash unless
-        given); the marker, written last, records what it made and how long it took (manifests count that time)."""
-        marker = storage.join(artifact_dir, FIT_MARKER)
+        given); the marker, written last, records what it made and how long it took, its per-shard parts
+        included (manifests count that time)."""
         hash_ = hash_ or self.config_hash(name)
-        if storage.exists(marker):
-            done = storage.read_json(marker)
-            if done["config_hash"] == hash_ and all(storage.exists(u) for u in done["artifacts"].values()):
-                return dict(done["artifacts"])
+        done = _finished_fit(artifact_dir, hash_)
+        if done is not None:
+            return done
         started = time.perf_counter()
         artifacts = fit(artifact_dir)
-        seconds = round(time.perf_counter() - started, 3)
-        storage.write_json(marker, {"config_hash": hash_, "artifacts": artifacts, "seconds": seconds})
+        seconds = round(time.perf_counter() - started + (map_seconds(name) if map_seconds else 0.0), 3)
+        storage.write_json(
+            storage.join(artifact_dir, FIT_MARKER), {"config_hash": hash_, "artifacts": artifacts, "seconds": seconds}
+        )
         return artifacts
 
     # -- shards ------------------------------------------------------------------------------------------------
@@ -210,39 +272,64 @@ class CorpusPipeline:
         )
 
     def run_stage(self, name: str, progress: Callable[[int, int], None] | None = None) -> StageManifest:
-        """Run one stage from here (the CLI path), skipping finished shards: the shards one after another, or in
-        `execution.processes` worker processes (every core; threads would share one under the GIL)."""
+        """Run one stage from here (the CLI path), skipping finished work: the fit's per-shard part and the shards
+        one after another, or in `execution.processes` worker processes (every core; threads would share one
+        under the GIL), started once for both."""
         done = self.finished(name)
         if done is not None:
             return done
-        artifacts = self.fit(name)
-        plan = self.plan(name)
-        records = self._run_jobs(name, plan.jobs, artifacts, progress)
+        with self._worker_pool():
+            artifacts = self.fit(name)
+            plan = self.plan(name)
+            records = self._run_jobs(plan.jobs, functools.partial(self.run_job, name, artifacts=artifacts), progress)
         return self.finalize(plan, records, artifacts)
 
-    def _run_jobs(
-        self,
-        name: str,
-        jobs: Sequence[ShardJob],
-        artifacts: dict[str, str],
-        progress: Callable[[int, int], None] | None,
-    ) -> list[ShardRecord]:
-        """Records in job order; progress as each job ends."""
-        workers = min(self.cfg.execution.processes, len(jobs))
-        if workers < 2:
-            records = []
-            for index, job in enumerate(jobs, start=1):
-                records.append(self.run_job(name, job, artifacts))
-                if progress:
-                    progress(index, len(jobs))
-            return records
+    @contextmanager
+    def _worker_pool(self) -> Iterator[None]:
+        """`execution.processes` spawned workers for the jobs run inside (none for fewer than two)."""
+        if self.cfg.execution.processes < 2:
+            yield
+            return
         # spawn, not fork: a forked worker would inherit this process's threads and open clients (Prefect, s3fs).
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("spawn")) as pool:
-            futures = [pool.submit(self.run_job, name, job, artifacts) for job in jobs]
-            for index, _ in enumerate(as_completed(futures), start=1):
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=self.cfg.execution.processes, mp_context=context) as pool:
+            self._pool = pool
+            try:
+                yield
+            finally:
+                self._pool = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**self.__dict__, "_pool": None}  # workers get the pipeline, not the pool
+
+    def _run_jobs(
+        self, jobs: Sequence[J], run: Callable[[J], R], progress: Callable[[int, int], None] | None = None
+    ) -> list[R]:
+        """`run(job)` for every job, results in job order, progress as each ends: on the worker pool when one is
+        open (`run` must pickle: a bound method of this pipeline), else here one after another."""
+        if self._pool is None or len(jobs) < 2:
+            results = []
+            for index, job in enumerate(jobs, start=1):
+                results.append(run(job))
                 if progress:
                     progress(index, len(jobs))
-            return [future.result() for future in futures]
+            return results
+        futures = [self._pool.submit(run, job) for job in jobs]
+        for index, _ in enumerate(as_completed(futures), start=1):
+            if progress:
+                progress(index, len(jobs))
+        return [future.result() for future in futures]
+
+
+def _finished_fit(artifact_dir: str, hash_: str) -> dict[str, str] | None:
+    """The artifacts of the fit whose marker in `artifact_dir` says it ran under `hash_` (all still there)."""
+    marker = storage.join(artifact_dir, FIT_MARKER)
+    if not storage.exists(marker):
+        return None
+    done = storage.read_json(marker)
+    if done["config_hash"] != hash_ or not all(storage.exists(u) for u in done["artifacts"].values()):
+        return None
+    return dict(done["artifacts"])
 
 
 def training_config(cfg: PipelineConfig) -> TrainConfig:

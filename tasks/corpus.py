@@ -8,7 +8,7 @@ from prefect.cache_policies import NO_CACHE
 
 from pretrain_core.config import PipelineConfig
 from pretrain_core.manifest import ShardRecord, StageManifest
-from pretrain_core.pipeline import CorpusPipeline, StagePlan
+from pretrain_core.pipeline import CorpusPipeline, FitMapJob, StagePlan
 from pretrain_core.stage import ShardJob
 from tasks.progress import artifact_key
 
@@ -20,6 +20,20 @@ def stage_status(cfg: PipelineConfig, name: str) -> StageManifest | None:
     if done is not None:
         get_run_logger().info("%s: already done under config %s, skipping", name, done.config_hash)
     return done
+
+
+@task(cache_policy=NO_CACHE, task_run_name="plan-fit-{name}")
+def plan_fit_maps(cfg: PipelineConfig, name: str) -> list[FitMapJob]:
+    """The per-shard parts of the stage's fit still to make (none for most stages, or when the fit is done)."""
+    jobs = CorpusPipeline(cfg).fit_map_jobs(name)
+    if jobs:
+        get_run_logger().info("%s: fitting over %d shards first", name, len(jobs))
+    return jobs
+
+
+@task(cache_policy=NO_CACHE, task_run_name="fit-{name}-{job.key}")
+def run_fit_map(cfg: PipelineConfig, name: str, job: FitMapJob) -> None:
+    CorpusPipeline(cfg).run_fit_map(name, job)
 
 
 @task(cache_policy=NO_CACHE, task_run_name="fit-{name}")

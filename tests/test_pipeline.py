@@ -140,3 +140,21 @@ def test_shards_in_worker_processes_give_the_same_bytes_and_progress(small_confi
 def test_processes_beside_a_dask_cluster_are_refused(small_config_file: Path) -> None:
     with pytest.raises(ConfigError, match="cannot be combined with a Dask cluster"):
         load_config(small_config_file, ["execution.processes=2", "execution.dask_local_workers=2"])
+
+
+def test_a_fit_with_a_per_shard_part_resumes_shard_by_shard_and_counts_every_part(small_config_file: Path) -> None:
+    """Dedup's fit sketches each input shard apart (`fit_map`) before clustering: parts already made are not made
+    again, the fit's seconds include them, and a finished fit has none left to make."""
+    pipeline = CorpusPipeline(load_config(small_config_file))
+    for stage in ("ingest", "clean"):
+        pipeline.run_stage(stage)
+    jobs = pipeline.fit_map_jobs("dedup")
+    assert len(jobs) == len(pipeline.inputs("dedup")) > 1
+    pipeline.run_fit_map("dedup", jobs[0])  # a worker made one part, then the run was stopped
+    assert pipeline.fit_map_jobs("dedup") == jobs[1:]
+    made = storage.read_json(jobs[0].marker_url)["seconds"]
+
+    manifest = pipeline.run_stage("dedup")
+    assert storage.read_json(jobs[0].marker_url)["seconds"] == made  # not redone
+    assert pipeline.fit_map_jobs("dedup") == [] and manifest.fit_seconds >= made > 0
+    assert manifest.docs_out <= manifest.docs_in

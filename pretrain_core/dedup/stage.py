@@ -1,16 +1,19 @@
-"""The dedup stage: a global fit that clusters duplicates, and a per-shard stage that keeps one per cluster.
+"""The dedup stage: a fit that clusters duplicates (a per-shard map, then a reduce), and a per-shard stage that keeps
+one per cluster.
 
-``fit_dedup`` reads id, text and domain of every shard, sketches each distinct normalised text once, clusters
-exact and near duplicates, and writes ``clusters.parquet``: one row per document (id, dup_cluster,
-dup_cluster_size, drop_reason), sorted by id so equal inputs give equal bytes whatever their order.
+``sketch_shard`` (the fit's map, `fit_map`) reads id, text and domain of one shard, normalises each document, keys
+it for exact matching and sketches each text the shard holds once (MinHash signature or SimHash fingerprint, and
+its shingle set when pairs are verified by exact Jaccard), writing one partial Parquet file per shard: this is the
+CPU-heavy part, and it runs wherever the shards run (worker processes, Dask), resumably per shard.
+``cluster_partials`` (the reduce) reads the partials in input order, takes each distinct text's sketch from its first
+occurrence, clusters exact and near duplicates, and writes ``clusters.parquet``: one row per document (id,
+dup_cluster, dup_cluster_size, drop_reason), sorted by id so equal inputs give equal bytes whatever their order.
 ``DedupStage`` joins each shard with it: representatives and unique documents are kept, the others dropped.
 
-Scaling: the fit holds an id and a text index per document, and per distinct text a signature (512 bytes at 128
-permutations) plus, when verifying by exact Jaccard, its shingle set (16 bytes per shingle); datasketch's
-in-memory LSH adds a few hundred bytes per text. That is fine to a few million documents per machine. Beyond,
-the out-of-core path writes (band, band hash, text) records to per-band files sorted by band hash, merges them
-into candidate pairs and verifies with the sketch estimate (verify_with=sketch); clustering and the artifact
-stay as they are.
+Scaling: the reduce still holds an id and a text index per document, and per distinct text a signature (512 bytes
+at 128 permutations) plus, when verifying by exact Jaccard, its shingle set (8 bytes per shingle); datasketch's
+in-memory LSH adds a few hundred bytes per text. That is fine to a few million documents per machine; the band
+keys, candidate pairs and connected components are next to move out of the reduce into partitioned tasks.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from pretrain_core.dedup.config import DedupConfig
 from pretrain_core.dedup.exact import exact_key
 from pretrain_core.dedup.near import NearDuplicates, Sketches, near_duplicate_roots, sketch_texts
 from pretrain_core.dedup.normalize import normalize_text
+from pretrain_core.dedup.shingles import ShingleSets
 from pretrain_core.stage import ShardOutput
 
 if TYPE_CHECKING:
@@ -47,6 +51,19 @@ CLUSTERS = pa.schema(
     ]
 )
 _FIT_COLUMNS = ["id", "text", "domain"]
+# A shard's part of the fit: per document its exact key, text group and length; per first occurrence of a key in the
+# shard its sketch (null on later occurrences) and, for exact-Jaccard verification, its shingle hashes.
+PARTIAL = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("length", pa.int64(), nullable=False),
+        pa.field("key", pa.binary(), nullable=False),
+        pa.field("group", pa.string(), nullable=False),
+        pa.field("shingle_count", pa.int64(), nullable=True),
+        pa.field("sketch", pa.binary(), nullable=True),
+        pa.field("shingles", pa.list_(pa.uint64()), nullable=True),
+    ]
+)
 
 
 @dataclass(frozen=True)
@@ -60,13 +77,54 @@ class _Corpus:
     sketches: Sketches | None
 
 
+def sketch_shard(input_url: str, cfg: DedupConfig, partial_url: str) -> None:
+    """The fit's map: key and sketch one input shard (schema CLEAN) into a `PARTIAL` file at ``partial_url``."""
+    table = storage.read_parquet(input_url, columns=_FIT_COLUMNS)
+    ids, texts, domains = (table.column(c).to_pylist() for c in _FIT_COLUMNS)
+    keys, groups, first_rows, first_texts = [], [], [], []
+    seen: set[bytes] = set()
+    for row, (doc_id, text, domain) in enumerate(zip(ids, texts, domains, strict=True)):
+        normalized = normalize_text(text, cfg.ignore)
+        namespace = domain if cfg.scope == "domain" else ""
+        key = exact_key(normalized, text, namespace) if cfg.exact else doc_id.encode()
+        if key not in seen:
+            seen.add(key)
+            first_rows.append(row)
+            first_texts.append(normalized)
+        keys.append(key)
+        groups.append(namespace)
+    n = len(ids)
+    counts: list[int | None] = [None] * n
+    sketch: list[bytes | None] = [None] * n
+    shingles: list[list[int] | None] = [None] * n
+    if cfg.method != "none" and first_texts:
+        sketches = sketch_texts(first_texts, cfg)
+        for k, row in enumerate(first_rows):
+            counts[row] = int(sketches.sizes[k])
+            sketch[row] = sketches.sketch[k].tobytes()
+            if sketches.sets is not None:
+                shingles[row] = sketches.sets.of(k).tolist()
+    lengths = [len(t) for t in texts]
+    storage.write_parquet(partial_url, pa.table([ids, lengths, keys, groups, counts, sketch, shingles], schema=PARTIAL))
+
+
 def fit_dedup(input_urls: list[str], cfg: DedupConfig, artifact_dir: str) -> dict[str, str]:
-    """Cluster the duplicates of all input shards (schema CLEAN); write ``clusters.parquet`` and ``summary.json``.
+    """The whole fit in this process: sketch every input shard (schema CLEAN) into ``artifact_dir/partials``, then
+    cluster them (`cluster_partials`)."""
+    partials = [storage.join(artifact_dir, "partials", f"{i:05d}.parquet") for i in range(len(input_urls))]
+    for url, partial in zip(input_urls, partials, strict=True):
+        sketch_shard(url, cfg, partial)
+    return cluster_partials(partials, cfg, artifact_dir)
+
+
+def cluster_partials(partial_urls: list[str], cfg: DedupConfig, artifact_dir: str) -> dict[str, str]:
+    """The fit's reduce: cluster the duplicates of all input shards from their partials (`sketch_shard`, in input
+    order); write ``clusters.parquet`` and ``summary.json``.
 
     Returns {"clusters": url, "summary": url}. Raises ValueError when two documents share an id, since the
     artifact is keyed by id.
     """
-    corpus = _read_corpus(input_urls, cfg)
+    corpus = _read_partials(partial_urls, cfg)
     n_docs, n_texts = len(corpus.ids), len(corpus.text_groups)
     rank = representative_rank(corpus.ids, corpus.lengths, cfg.representative)
     text_rank = np.full(n_texts, n_docs, dtype=np.int64)
@@ -121,33 +179,34 @@ def representative_rank(ids: list[str], lengths: np.ndarray, rule: str) -> np.nd
     return rank
 
 
-def _read_corpus(input_urls: list[str], cfg: DedupConfig) -> _Corpus:
-    """Read the needed columns shard by shard, sketching each distinct normalised text the first time it appears."""
+def _read_partials(partial_urls: list[str], cfg: DedupConfig) -> _Corpus:
+    """Documents in input order; each distinct text (by exact key) indexed at its first occurrence, with the
+    sketch that occurrence's shard made."""
     ids: list[str] = []
     lengths: list[int] = []
     text_of_doc: list[int] = []
     text_index: dict[bytes, int] = {}
     text_groups: list[str] = []
-    parts: list[Sketches] = []
-    for url in input_urls:
-        table = storage.read_parquet(url, columns=_FIT_COLUMNS)
-        new_texts: list[str] = []
-        for doc_id, text, domain in zip(*(table.column(c).to_pylist() for c in _FIT_COLUMNS), strict=True):
-            normalized = normalize_text(text, cfg.ignore)
-            namespace = domain if cfg.scope == "domain" else ""
-            key = exact_key(normalized, text, namespace) if cfg.exact else doc_id.encode()
-            row = text_index.get(key)
-            if row is None:
-                row = text_index[key] = len(text_index)
-                new_texts.append(normalized)
-                text_groups.append(namespace)
-            ids.append(doc_id)
-            lengths.append(len(text))
-            text_of_doc.append(row)
-        if cfg.method != "none" and new_texts:
-            parts.append(sketch_texts(new_texts, cfg))
+    sizes: list[int] = []
+    sketch_rows: list[bytes] = []
+    shingle_rows: list[list[int]] = []
+    for url in partial_urls:
+        part = storage.read_parquet(url)
+        columns = {name: part.column(name).to_pylist() for name in PARTIAL.names}
+        for row, key in enumerate(columns["key"]):
+            index = text_index.get(key)
+            if index is None:
+                index = text_index[key] = len(text_index)
+                text_groups.append(columns["group"][row])
+                if cfg.method != "none":
+                    sizes.append(columns["shingle_count"][row])
+                    sketch_rows.append(columns["sketch"][row])
+                    shingle_rows.append(columns["shingles"][row] or [])
+            text_of_doc.append(index)
+        ids += columns["id"]
+        lengths += columns["length"]
     _check_unique(ids)
-    sketches = Sketches.concat(parts) if cfg.method != "none" and parts else None
+    sketches = _sketches(sizes, sketch_rows, shingle_rows, cfg) if cfg.method != "none" and sizes else None
     _, groups = np.unique(np.array(text_groups, dtype=str), return_inverse=True)
     return _Corpus(
         ids,
@@ -156,6 +215,20 @@ def _read_corpus(input_urls: list[str], cfg: DedupConfig) -> _Corpus:
         groups.astype(np.int64),
         sketches,
     )
+
+
+def _sketches(sizes: list[int], sketch_rows: list[bytes], shingle_rows: list[list[int]], cfg: DedupConfig) -> Sketches:
+    """The distinct texts' sketches as arrays again (a signature row of uint32, or a uint64 fingerprint)."""
+    dtype = np.uint32 if cfg.method == "minhash" else np.uint64
+    sketch = np.frombuffer(b"".join(sketch_rows), dtype=dtype)
+    if cfg.method == "minhash":
+        sketch = sketch.reshape(len(sketch_rows), cfg.num_perm)
+    sets = None
+    if cfg.verify_with == "jaccard":
+        hashes = np.array([h for row in shingle_rows for h in row], dtype=np.uint64)
+        offsets = np.concatenate(([0], np.cumsum([len(row) for row in shingle_rows]))).astype(np.int64)
+        sets = ShingleSets(hashes, np.ones(len(hashes), dtype=np.int64), offsets)
+    return Sketches(np.array(sizes, dtype=np.int64), sketch, sets)
 
 
 @functools.lru_cache(maxsize=1)
@@ -219,8 +292,12 @@ def settings_of(cfg: PipelineConfig) -> dict[str, Any]:
     return {"dedup": cfg.dedup}
 
 
-def fit_stage(inputs: list[str], cfg: PipelineConfig, shared: dict[str, str], artifact_dir: str) -> dict[str, str]:
-    return fit_dedup(inputs, cfg.dedup, artifact_dir)
+def fit_map(input_url: str, cfg: PipelineConfig, partial_url: str) -> None:
+    sketch_shard(input_url, cfg.dedup, partial_url)
+
+
+def fit_stage(partials: list[str], cfg: PipelineConfig, shared: dict[str, str], artifact_dir: str) -> dict[str, str]:
+    return cluster_partials(partials, cfg.dedup, artifact_dir)
 
 
 def build_stage(cfg: PipelineConfig, artifacts: dict[str, str]) -> DedupStage:
