@@ -6,6 +6,7 @@ file under its final name; readers only ever see complete files.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import uuid
@@ -133,6 +134,19 @@ def read_parquet(url: str, columns: list[str] | None = None) -> pa.Table:
         # No pre-buffering: its background reads can outlive the call and then need the GIL during interpreter
         # shutdown, which aborts the process ("terminate called without an active exception") after an error.
         return pq.read_table(handle, columns=columns, pre_buffer=False)
+
+
+def read_artifact(url: str, columns: tuple[str, ...] | None = None) -> pa.Table:
+    """A fitted artifact (a plan, clusters, splits) read once per process and file version: every shard job of a
+    stage looks it up, and rereading it per shard costs more than the shard's own work on a large corpus. Keyed by
+    fsspec's ``ukey``, so a refitted artifact at the same URL is read again."""
+    fs, path = filesystem(url)
+    return _read_artifact(url, fs.ukey(path), columns)
+
+
+@functools.lru_cache(maxsize=4)
+def _read_artifact(url: str, version: str, columns: tuple[str, ...] | None) -> pa.Table:
+    return read_parquet(url, list(columns) if columns else None).combine_chunks()
 
 
 def remove(url: str) -> None:

@@ -54,3 +54,12 @@ def test_s3_round_trip_against_a_real_s3_api(s3_endpoint: str) -> None:
         assert not [p for p in fs.find("pretrain-test/run") if ".tmp-" in p]
     finally:
         storage.set_storage_options("s3")
+
+
+def test_an_artifact_is_read_once_per_process_until_it_is_rewritten(tmp_path: Path) -> None:
+    url = str(tmp_path / "plan.parquet")
+    storage.write_parquet(url, pa.table({"id": ["a", "b"], "repeats": [1, 2]}))
+    first = storage.read_artifact(url, ("id",))
+    assert storage.read_artifact(url, ("id",)) is first and first.column_names == ["id"]
+    storage.write_parquet(url, pa.table({"id": ["a", "b", "c"], "repeats": [1, 2, 0]}))  # refitted
+    assert storage.read_artifact(url, ("id",)).num_rows == 3

@@ -18,7 +18,6 @@ keys, candidate pairs and connected components are next to move out of the reduc
 
 from __future__ import annotations
 
-import functools
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -231,12 +230,6 @@ def _sketches(sizes: list[int], sketch_rows: list[bytes], shingle_rows: list[lis
     return Sketches(np.array(sizes, dtype=np.int64), sketch, sets)
 
 
-@functools.lru_cache(maxsize=1)
-def _load_clusters(url: str, version: str) -> pa.Table:
-    """The clusters artifact at ``url``; ``version`` only keys the cache."""
-    return storage.read_parquet(url).combine_chunks()
-
-
 def _check_unique(ids: list[str]) -> None:
     if len(set(ids)) != len(ids):
         repeated = sorted(i for i, n in Counter(ids).items() if n > 1)
@@ -258,8 +251,7 @@ class DedupStage:
         self.clusters_url = artifacts["clusters"]
 
     def clusters(self) -> pa.Table:
-        fs, path = storage.filesystem(self.clusters_url)
-        return _load_clusters(self.clusters_url, fs.ukey(path))
+        return storage.read_artifact(self.clusters_url)
 
     def process(self, table: pa.Table) -> ShardOutput:
         clusters = self.clusters()

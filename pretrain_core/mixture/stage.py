@@ -21,7 +21,8 @@ NOT_SAMPLED = "mixture_not_sampled"
 
 
 class MixtureStage:
-    """Per-shard stage built from the plan written by ``fit_mixture``; picklable (the plan loads lazily).
+    """Per-shard stage built from the plan written by ``fit_mixture``; picklable (the plan is read once per process,
+    `storage.read_artifact`).
 
     Copies are ordered by repeat index (all first copies in input order, then all second copies, ...), so two
     copies of a document are never neighbours in the output.
@@ -33,15 +34,9 @@ class MixtureStage:
     def __init__(self, cfg: MixtureConfig, artifacts: dict[str, str]) -> None:
         self.cfg = cfg
         self.plan_url = artifacts["mixture_plan"]
-        self._plan: pa.Table | None = None
-
-    def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_plan": None}
 
     def plan(self) -> pa.Table:
-        if self._plan is None:
-            self._plan = storage.read_parquet(self.plan_url, columns=["id", "n_tokens", "repeats"])
-        return self._plan
+        return storage.read_artifact(self.plan_url, ("id", "n_tokens", "repeats"))
 
     def process(self, table: pa.Table) -> ShardOutput:
         plan = self.plan()

@@ -49,10 +49,9 @@ class TokenizeStage:
         self.tokenizer_url = artifacts["tokenizer"]
         self.splits_url = artifacts["splits"]
         self._tokenizer: spm.SentencePieceProcessor | None = None
-        self._splits: pa.Table | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_tokenizer": None, "_splits": None}
+        return {**self.__dict__, "_tokenizer": None}
 
     def tokenizer(self) -> spm.SentencePieceProcessor:
         if self._tokenizer is None:
@@ -60,9 +59,7 @@ class TokenizeStage:
         return self._tokenizer
 
     def splits(self) -> pa.Table:
-        if self._splits is None:
-            self._splits = storage.read_parquet(self.splits_url)
-        return self._splits
+        return storage.read_artifact(self.splits_url)
 
     def process(self, table: pa.Table) -> ShardOutput:
         ids = np.asarray(table.column("id").to_pylist(), dtype=object)
