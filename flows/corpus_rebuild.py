@@ -24,27 +24,29 @@ from tasks.runners import task_runner_for
 @flow(name="corpus-rebuild-stages", log_prints=True)
 def rebuild_stages(cfg: PipelineConfig) -> dict[str, StageManifest]:
     """Run the stages of an already-loaded config on the flow's task runner."""
-    manifests: dict[str, StageManifest] = {}
-    for name in CORPUS_STAGES:
-        done = stage_status(cfg, name)
-        if done is not None:
-            manifests[name] = done
-            continue
-        fit_jobs = plan_fit_maps(cfg, name)
-        if fit_jobs:  # the per-shard part of the stage's fit, on the same workers as the shards
-            results_with_progress(
-                run_fit_map.map(unmapped(cfg), unmapped(name), fit_jobs),
-                artifact_key(cfg.name, name, "fit-progress"),
-                f"{name}: fit shards done of {len(fit_jobs)}",
-            )
-        artifacts = fit_for_stage(cfg, name)
-        plan = plan_stage(cfg, name)
-        futures = run_stage_shard.map(unmapped(cfg), unmapped(name), list(plan.jobs), unmapped(artifacts))
-        records = results_with_progress(
-            futures, artifact_key(cfg.name, name, "progress"), f"{name}: shards done of {len(plan.jobs)}"
+    return {name: run_stage_on_runner(cfg, name) for name in CORPUS_STAGES}
+
+
+def run_stage_on_runner(cfg: PipelineConfig, name: str) -> StageManifest:
+    """One stage inside a flow: skipped when done; else its fit's per-shard part and then its shards mapped over
+    the flow's task runner, the fit's reduce and the manifest in between and after."""
+    done = stage_status(cfg, name)
+    if done is not None:
+        return done
+    fit_jobs = plan_fit_maps(cfg, name)
+    if fit_jobs:  # the per-shard part of the stage's fit, on the same workers as the shards
+        results_with_progress(
+            run_fit_map.map(unmapped(cfg), unmapped(name), fit_jobs),
+            artifact_key(cfg.name, name, "fit-progress"),
+            f"{name}: fit shards done of {len(fit_jobs)}",
         )
-        manifests[name] = write_stage_manifest(cfg, plan, records, artifacts)
-    return manifests
+    artifacts = fit_for_stage(cfg, name)
+    plan = plan_stage(cfg, name)
+    futures = run_stage_shard.map(unmapped(cfg), unmapped(name), list(plan.jobs), unmapped(artifacts))
+    records = results_with_progress(
+        futures, artifact_key(cfg.name, name, "progress"), f"{name}: shards done of {len(plan.jobs)}"
+    )
+    return write_stage_manifest(cfg, plan, records, artifacts)
 
 
 @flow(name="corpus-rebuild", log_prints=True)

@@ -1,25 +1,24 @@
-"""A data stage's shards mapped over a real Dask LocalCluster, or over local worker processes, give the same bytes as
-an in-process run."""
+"""Data stages mapped over a real Dask LocalCluster, or over local worker processes (shards, and dedup's per-shard
+fit), give the same bytes as an in-process run."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from prefect import flow, unmapped
+from prefect import flow
 
+from flows.corpus_rebuild import run_stage_on_runner
 from pretrain_core.config import PipelineConfig, load_config
 from pretrain_core.pipeline import CorpusPipeline
-from tasks.corpus import fit_for_stage, plan_stage, run_stage_shard, write_stage_manifest
 from tasks.runners import task_runner_for
+
+STAGES = ("clean", "dedup")  # a map-only stage, and one whose fit has a per-shard part
 
 
 @flow
-def clean_on_runner(cfg: PipelineConfig) -> int:
-    artifacts = fit_for_stage(cfg, "clean")
-    plan = plan_stage(cfg, "clean")
-    records = run_stage_shard.map(unmapped(cfg), unmapped("clean"), list(plan.jobs), unmapped(artifacts)).result()
-    return write_stage_manifest(cfg, plan, records, artifacts).docs_out
+def stages_on_runner(cfg: PipelineConfig) -> dict[str, int]:
+    return {name: run_stage_on_runner(cfg, name).docs_out for name in STAGES}
 
 
 @pytest.mark.usefixtures("prefect_harness")
@@ -27,7 +26,7 @@ def clean_on_runner(cfg: PipelineConfig) -> int:
     ("setting", "runner_name"),
     [("execution.dask_local_workers=2", "DaskTaskRunner"), ("execution.processes=2", "ProcessPoolTaskRunner")],
 )
-def test_clean_stage_on_workers_matches_in_process(
+def test_stages_on_workers_match_in_process(
     small_config_file: Path, tmp_path: Path, setting: str, runner_name: str
 ) -> None:
     elsewhere = load_config(small_config_file, [f"storage.root={tmp_path / 'workers'}", setting])
@@ -37,11 +36,19 @@ def test_clean_stage_on_workers_matches_in_process(
     runner = task_runner_for(elsewhere.execution)
     assert type(runner).__name__ == runner_name
 
-    kept = clean_on_runner.with_options(task_runner=runner)(elsewhere)
-    expected = CorpusPipeline(local).run_stage("clean")
+    kept = stages_on_runner.with_options(task_runner=runner)(elsewhere)
+    expected = {name: CorpusPipeline(local).run_stage(name).docs_out for name in STAGES}
 
-    assert kept == expected.docs_out > 0
-    worker_files = sorted((tmp_path / "workers" / "corpus" / "clean" / "data").glob("*.parquet"))
-    local_files = sorted((tmp_path / "local" / "corpus" / "clean" / "data").glob("*.parquet"))
-    assert len(worker_files) > 1 and [p.name for p in worker_files] == [p.name for p in local_files]
-    assert all(a.read_bytes() == b.read_bytes() for a, b in zip(worker_files, local_files, strict=True))
+    assert kept == expected
+    assert (tmp_path / "workers" / "corpus" / "dedup" / "artifacts" / "partials").is_dir()
+    for name in STAGES:
+        worker_files, local_files = stage_files(tmp_path / "workers", name), stage_files(tmp_path / "local", name)
+        assert len(worker_files) > 1 and worker_files == local_files
+        for path in worker_files:
+            assert (tmp_path / "workers" / path).read_bytes() == (tmp_path / "local" / path).read_bytes(), path
+
+
+def stage_files(root: Path, name: str) -> list[Path]:
+    """A stage's Parquet outputs (data, dropped, artifacts) under `root`, less the fit's partials."""
+    found = (root / "corpus" / name).rglob("*.parquet")
+    return sorted(p.relative_to(root) for p in found if "partials" not in p.parts)
