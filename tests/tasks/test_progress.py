@@ -7,7 +7,7 @@ from prefect import flow, task
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
-from tasks.progress import artifact_key, results_with_progress
+from tasks.progress import artifact_key, progress_note, results_with_progress
 
 
 @task
@@ -38,6 +38,7 @@ def test_results_come_back_in_order_and_the_bar_reaches_100() -> None:
             artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["progress-test-squares"]))
         )
     assert artifact.type == "progress" and artifact.data == 100.0
+    assert artifact.description == "squares: 7 of 7, done"  # squares are not shard records: no document count
 
 
 @pytest.mark.usefixtures("prefect_harness")
@@ -48,3 +49,9 @@ def test_a_failed_shard_is_raised_not_swallowed() -> None:
 
     with pytest.raises(ValueError, match="shard 2 is broken"):
         mapped()
+
+
+def test_the_progress_note_gives_the_rate_and_the_time_left() -> None:
+    assert progress_note(10, 40, 23_100, 10.0) == "10 of 40, 23,100 docs at 2,310 docs/s, about 30 s left"
+    assert progress_note(12, 40, 0, 32.0) == "12 of 40, about 1 min 15 s left"
+    assert progress_note(40, 40, 5_000, 20.0) == "40 of 40, 5,000 docs at 250 docs/s, done"
