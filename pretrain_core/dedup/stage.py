@@ -180,54 +180,56 @@ def representative_rank(ids: list[str], lengths: np.ndarray, rule: str) -> np.nd
 
 def _read_partials(partial_urls: list[str], cfg: DedupConfig) -> _Corpus:
     """Documents in input order; each distinct text (by exact key) indexed at its first occurrence, with the
-    sketch that occurrence's shard made."""
+    sketch that occurrence's shard made. Sketches and shingles go from Arrow to numpy without Python objects per
+    value (a shingle costs 8 bytes here, not a Python int's 36)."""
     ids: list[str] = []
-    lengths: list[int] = []
+    lengths: list[np.ndarray] = []
     text_of_doc: list[int] = []
     text_index: dict[bytes, int] = {}
     text_groups: list[str] = []
-    sizes: list[int] = []
-    sketch_rows: list[bytes] = []
-    shingle_rows: list[list[int]] = []
+    firsts: list[pa.Table] = []
     for url in partial_urls:
         part = storage.read_parquet(url)
-        columns = {name: part.column(name).to_pylist() for name in PARTIAL.names}
-        for row, key in enumerate(columns["key"]):
+        first = np.zeros(part.num_rows, dtype=bool)
+        for row, key in enumerate(part.column("key").to_pylist()):
             index = text_index.get(key)
             if index is None:
                 index = text_index[key] = len(text_index)
-                text_groups.append(columns["group"][row])
-                if cfg.method != "none":
-                    sizes.append(columns["shingle_count"][row])
-                    sketch_rows.append(columns["sketch"][row])
-                    shingle_rows.append(columns["shingles"][row] or [])
+                first[row] = True
             text_of_doc.append(index)
-        ids += columns["id"]
-        lengths += columns["length"]
+        new = part.filter(pa.array(first))
+        text_groups += new.column("group").to_pylist()
+        if cfg.method != "none":
+            firsts.append(new.select(["shingle_count", "sketch", "shingles"]))
+        ids += part.column("id").to_pylist()
+        lengths.append(part.column("length").to_numpy())
     _check_unique(ids)
-    sketches = _sketches(sizes, sketch_rows, shingle_rows, cfg) if cfg.method != "none" and sizes else None
+    sketches = _sketches(pa.concat_tables(firsts), cfg) if firsts and sum(t.num_rows for t in firsts) else None
     _, groups = np.unique(np.array(text_groups, dtype=str), return_inverse=True)
     return _Corpus(
         ids,
-        np.array(lengths, dtype=np.int64),
+        np.concatenate(lengths) if lengths else np.empty(0, dtype=np.int64),
         np.array(text_of_doc, dtype=np.int64),
         groups.astype(np.int64),
         sketches,
     )
 
 
-def _sketches(sizes: list[int], sketch_rows: list[bytes], shingle_rows: list[list[int]], cfg: DedupConfig) -> Sketches:
+def _sketches(firsts: pa.Table, cfg: DedupConfig) -> Sketches:
     """The distinct texts' sketches as arrays again (a signature row of uint32, or a uint64 fingerprint)."""
     dtype = np.uint32 if cfg.method == "minhash" else np.uint64
-    sketch = np.frombuffer(b"".join(sketch_rows), dtype=dtype)
+    sketch = np.frombuffer(b"".join(firsts.column("sketch").to_pylist()), dtype=dtype)
     if cfg.method == "minhash":
-        sketch = sketch.reshape(len(sketch_rows), cfg.num_perm)
+        sketch = sketch.reshape(firsts.num_rows, cfg.num_perm)
     sets = None
     if cfg.verify_with == "jaccard":
-        hashes = np.array([h for row in shingle_rows for h in row], dtype=np.uint64)
-        offsets = np.concatenate(([0], np.cumsum([len(row) for row in shingle_rows]))).astype(np.int64)
-        sets = ShingleSets(hashes, np.ones(len(hashes), dtype=np.int64), offsets)
-    return Sketches(np.array(sizes, dtype=np.int64), sketch, sets)
+        shingles = firsts.column("shingles").combine_chunks()
+        hashes = shingles.flatten().to_numpy(zero_copy_only=False).astype(np.uint64, copy=False)
+        per_text = pc.fill_null(pc.list_value_length(shingles), 0).to_numpy(zero_copy_only=False)
+        offsets = np.concatenate(([0], np.cumsum(per_text))).astype(np.int64)
+        # Jaccard reads the hashes only: the per-shingle counts (SimHash's weights) are a view of one 1, not memory.
+        sets = ShingleSets(hashes, np.broadcast_to(np.int64(1), hashes.shape), offsets)
+    return Sketches(firsts.column("shingle_count").to_numpy(zero_copy_only=False).astype(np.int64), sketch, sets)
 
 
 def _check_unique(ids: list[str]) -> None:
