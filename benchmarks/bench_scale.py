@@ -1,0 +1,133 @@
+"""How the corpus DAG's cost and memory grow with the corpus: every stage at 1x, 4x and 16x of the demo corpus.
+
+For each scale, `scale_corpus.py` builds the corpus (replicas of the demo corpus with near-duplicates and new
+documents); then each stage, ingest to tokenize, runs in a fresh child process (`pretrain_core`'s
+`CorpusPipeline.run_stage`, shards in that process: the driver and the worker are one), and the child's CPU
+seconds and peak RSS come from `os.wait4`. Per stage and scale the table gives the MB of text the stage read, CPU
+seconds, MB/s per core and peak RSS; the last table gives, per stage, the cost per MB and the peak RSS at the
+largest scale as multiples of the smallest (flat: 1.0). Bars (issue 12): cost per MB within 1.3x, peak RSS within
+1.5x.
+
+    python benchmarks/bench_scale.py                      # scales 1 4 16 (about 25 minutes on 2 cores)
+    python benchmarks/bench_scale.py --scales 1 2 --keep  # keep the corpora and outputs under --workdir
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+from scale_corpus import build
+
+from pretrain_core.config import load_config
+from pretrain_core.pipeline import CORPUS_STAGES, CorpusPipeline
+
+
+@dataclass(frozen=True)
+class StageRun:
+    scale: int
+    stage: str
+    megabytes: float  # UTF-8 text the stage read
+    cpu_seconds: float
+    peak_rss_mb: float
+
+    @property
+    def mb_per_core_second(self) -> float:
+        return self.megabytes / self.cpu_seconds if self.cpu_seconds else 0.0
+
+
+def overrides(sources_file: Path, root: Path) -> list[str]:
+    return [f"sources_file={sources_file}", f"storage.root={root}", "name=scale"]
+
+
+def input_megabytes(sources_file: Path, root: Path, stage: str) -> float:
+    """Text megabytes of the stage's input shards (ingest: of its output, which is its sources' text)."""
+    pipeline = CorpusPipeline(load_config(None, overrides(sources_file, root)))
+    previous = pipeline.registry.previous(stage)
+    shards = sorted(Path(pipeline.root(previous or stage), "data").glob("*.parquet"))
+    total = 0
+    for shard in shards:
+        total += pc.sum(pc.binary_length(pq.read_table(shard, columns=["text"]).column("text"))).as_py() or 0
+    return total / 1e6
+
+
+def run_stage_child(sources_file: Path, root: Path, stage: str) -> tuple[float, float]:
+    """CPU seconds and peak RSS (MB) of a child process that runs one stage."""
+    command = [sys.executable, __file__, "--child", stage, "--sources", str(sources_file), "--root", str(root)]
+    process = subprocess.Popen(command)
+    _, status, usage = os.wait4(process.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise RuntimeError(f"stage {stage} failed at {root}")
+    return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
+
+
+def measure(scale: int, workdir: Path) -> list[StageRun]:
+    corpus, root = workdir / f"corpus-{scale}x", workdir / f"out-{scale}x"
+    sources_file = build(corpus, scale)
+    runs = []
+    for stage in CORPUS_STAGES:
+        cpu, rss = run_stage_child(sources_file, root, stage)
+        runs.append(StageRun(scale, stage, input_megabytes(sources_file, root, stage), cpu, rss))
+        print(f"  {scale:>3}x {stage:<9} {runs[-1].megabytes:8.1f} MB {cpu:8.1f} CPU s {rss:8.0f} MB RSS", flush=True)
+    return runs
+
+
+def report(runs: list[StageRun]) -> None:
+    scales = sorted({r.scale for r in runs})
+    print(f"\n  {'stage':<9} {'scale':>5} {'MB in':>8} {'CPU s':>8} {'MB/s/core':>9} {'peak RSS MB':>11}")
+    for stage in CORPUS_STAGES:
+        for run in (r for r in runs if r.stage == stage):
+            print(
+                f"  {stage:<9} {run.scale:>4}x {run.megabytes:>8.1f} {run.cpu_seconds:>8.1f}"
+                f" {run.mb_per_core_second:>9.3f} {run.peak_rss_mb:>11.0f}"
+            )
+    first, last = scales[0], scales[-1]
+    total = {s: sum(r.cpu_seconds for r in runs if r.scale == s) for s in scales}
+    ingest = {s: next(r.megabytes for r in runs if r.scale == s and r.stage == "ingest") for s in scales}
+    print(f"\n  {last}x against {first}x: cost per MB and peak RSS (1.0 = flat; bars 1.3 and 1.5)")
+    for stage in CORPUS_STAGES:
+        small = next(r for r in runs if r.scale == first and r.stage == stage)
+        large = next(r for r in runs if r.scale == last and r.stage == stage)
+        per_mb = (large.cpu_seconds / large.megabytes) / (small.cpu_seconds / small.megabytes)
+        print(f"  {stage:<9} cost/MB {per_mb:5.2f}x   peak RSS {large.peak_rss_mb / small.peak_rss_mb:5.2f}x")
+    for scale in scales:
+        rate = ingest[scale] / total[scale] * 3600 / 1000
+        print(
+            f"  {scale:>4}x whole DAG: {total[scale]:.0f} CPU s for {ingest[scale]:.0f} MB: {rate:.2f} GB per core-hour"
+        )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scales", type=int, nargs="+", default=[1, 4, 16], help="replicas of the demo corpus")
+    parser.add_argument("--workdir", type=Path, help="where corpora and outputs go (default: a temporary directory)")
+    parser.add_argument("--keep", action="store_true", help="keep --workdir's corpora and outputs")
+    parser.add_argument("--child", metavar="STAGE", help=argparse.SUPPRESS)
+    parser.add_argument("--sources", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--root", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        CorpusPipeline(load_config(None, overrides(args.sources, args.root))).run_stage(args.child)
+        return
+    workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench-scale-"))
+    try:
+        runs = [run for scale in args.scales for run in measure(scale, workdir)]
+        report(runs)
+    finally:
+        if not args.keep:
+            shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
