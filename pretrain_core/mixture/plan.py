@@ -25,7 +25,7 @@ from pretrain_core.mixture.config import MixtureConfig
 from pretrain_core.schema import DOMAINS
 from pretrain_core.tokenize.encode import load_tokenizer, token_counts
 from pretrain_core.tokenize.keys import doc_key
-from pretrain_core.tokenize.splits import SPLITS
+from pretrain_core.tokenize.splits import SPLITS, load_boundaries
 
 PLAN_FILE = "plan.parquet"
 SUMMARY_FILE = "plan.json"
@@ -232,9 +232,5 @@ def fit_mixture(
 
 def _split_of(counted: pa.Table, splits_url: str) -> pa.Array:
     """The split of each counted document, from the assignment made before the mixture."""
-    assignment = storage.read_parquet(splits_url)
-    rows = pc.index_in(counted.column("id"), value_set=assignment.column("id"))
-    if rows.null_count:
-        missing = counted.column("id").filter(pc.is_null(rows)).to_pylist()[:3]
-        raise ValueError(f"mixture: {rows.null_count} document(s) have no split (e.g. {missing}); refit the splits")
-    return assignment.column("split").take(rows).combine_chunks()
+    split = load_boundaries(splits_url).split_of(counted.column("id").to_pylist(), counted.column("domain").to_pylist())
+    return pa.array(split.tolist(), pa.string())

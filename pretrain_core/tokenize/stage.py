@@ -19,17 +19,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import sentencepiece as spm
 
-from pretrain_core import storage
 from pretrain_core.schema import TOKENS, dropped_schema
 from pretrain_core.stage import ShardOutput
 from pretrain_core.tokenize.config import PackConfig
 from pretrain_core.tokenize.encode import encode_batch, load_tokenizer
 from pretrain_core.tokenize.keys import doc_key
 from pretrain_core.tokenize.pack import PackedStream, concatenate_documents, pack_stream
-from pretrain_core.tokenize.splits import SPLITS
+from pretrain_core.tokenize.splits import SPLITS, SplitBoundaries, load_boundaries
 
 if TYPE_CHECKING:
     from pretrain_core.config import PipelineConfig
@@ -49,17 +47,20 @@ class TokenizeStage:
         self.tokenizer_url = artifacts["tokenizer"]
         self.splits_url = artifacts["splits"]
         self._tokenizer: spm.SentencePieceProcessor | None = None
+        self._splits: SplitBoundaries | None = None
 
     def __getstate__(self) -> dict[str, Any]:
-        return {**self.__dict__, "_tokenizer": None}
+        return {**self.__dict__, "_tokenizer": None, "_splits": None}
 
     def tokenizer(self) -> spm.SentencePieceProcessor:
         if self._tokenizer is None:
             self._tokenizer = load_tokenizer(self.tokenizer_url)
         return self._tokenizer
 
-    def splits(self) -> pa.Table:
-        return storage.read_artifact(self.splits_url)
+    def splits(self) -> SplitBoundaries:
+        if self._splits is None:
+            self._splits = load_boundaries(self.splits_url)
+        return self._splits
 
     def process(self, table: pa.Table) -> ShardOutput:
         ids = np.asarray(table.column("id").to_pylist(), dtype=object)
@@ -101,12 +102,7 @@ class TokenizeStage:
         return (tokenizer.bos_id() if self.cfg.add_bos else None, tokenizer.eos_id() if self.cfg.add_eos else None)
 
     def _split_of(self, table: pa.Table) -> np.ndarray:
-        assignment = self.splits()
-        rows = pc.index_in(table.column("id"), value_set=assignment.column("id"))
-        if rows.null_count:
-            missing = table.column("id").filter(pc.is_null(rows)).to_pylist()[:3]
-            raise ValueError(f"tokenize: {rows.null_count} document(s) have no split (e.g. {missing}); refit splits")
-        return np.asarray(assignment.column("split").take(rows).to_pylist(), dtype=object)
+        return self.splits().split_of(table.column("id").to_pylist(), table.column("domain").to_pylist())
 
     def _encode_unique(self, table: pa.Table, ids: np.ndarray) -> tuple[pa.ListArray, np.ndarray]:
         """Token ids of each distinct document once (copies share them) and the document index of every row."""

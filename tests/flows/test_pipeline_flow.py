@@ -14,6 +14,7 @@ from flows.pipeline import pretrain_pipeline
 from pretrain_core import storage
 from pretrain_core.config import load_config
 from pretrain_core.pipeline import CORPUS_STAGES, training_config
+from pretrain_core.tokenize.splits import load_boundaries
 
 
 def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
@@ -70,11 +71,16 @@ def test_whole_dag_then_idempotent_rerun_then_one_shard_redone(small_config_file
 def _assert_heldout_documents_pass_the_mixture_once(root: Path, splits_url: str) -> None:
     """Mixture and tokenize share one assignment, made before the mixture; held-out documents are never copied."""
     mixture = storage.read_json(str(root / "corpus" / "mixture" / "manifest.json"))
-    assert splits_url == mixture["artifacts"]["splits"] == str(root / "corpus" / "splits" / "splits.parquet")
-    split_of = {row["id"]: row["split"] for row in storage.read_parquet(splits_url).to_pylist()}
-    copies = Counter(
-        i for url in mixture["outputs"] if "/data/" in url for i in storage.read_parquet(url)["id"].to_pylist()
-    )
+    assert splits_url == mixture["artifacts"]["splits"] == str(root / "corpus" / "splits" / "splits.json")
+    copies: Counter[str] = Counter()
+    domain_of: dict[str, str] = {}
+    for url in (u for u in mixture["outputs"] if "/data/" in u):
+        table = storage.read_parquet(url, columns=["id", "domain"])
+        for doc_id, domain in zip(table["id"].to_pylist(), table["domain"].to_pylist(), strict=True):
+            copies[doc_id] += 1
+            domain_of[doc_id] = domain
+    ids = sorted(copies)
+    split_of = dict(zip(ids, load_boundaries(splits_url).split_of(ids, [domain_of[i] for i in ids]), strict=True))
     heldout = {i: n for i, n in copies.items() if split_of[i] != "train"}
     assert heldout and set(heldout.values()) == {1}
     assert max(copies.values()) > 1  # training documents were up-sampled

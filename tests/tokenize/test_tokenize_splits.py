@@ -6,7 +6,7 @@ import pytest
 
 from pretrain_core import storage
 from pretrain_core.tokenize.config import PackConfig
-from pretrain_core.tokenize.splits import assign_splits, fit_splits, heldout_counts
+from pretrain_core.tokenize.splits import assign_splits, fit_splits, heldout_counts, load_boundaries
 
 
 @pytest.mark.parametrize(
@@ -48,15 +48,21 @@ def test_assignment_is_pinned_for_a_seed() -> None:
     }
 
 
-def test_fit_splits_writes_one_sorted_row_per_document(tmp_path: Path, documents: list[dict[str, str]]) -> None:
+def test_the_streamed_fit_assigns_what_ranking_all_documents_at_once_does(
+    tmp_path: Path, documents: list[dict[str, str]]
+) -> None:
+    """The fit keeps two boundaries per domain, never every id; the splits they give are `assign_splits`'s, with
+    the shards in any layout and copies of a document in a shard counted once."""
     ids, domains = [d["id"] for d in documents], [d["domain"] for d in documents]
-    shard = pa.table({"id": ids + ids[:5], "domain": domains + domains[:5]})  # five copies: one document each
-    storage.write_parquet(str(tmp_path / "part-0.parquet"), shard)
-    artifacts = fit_splits([str(tmp_path / "part-0.parquet")], PackConfig(), str(tmp_path / "artifacts"))
-    assigned = storage.read_parquet(artifacts["splits"])
-    assert assigned.column("id").to_pylist() == sorted(ids)
-    split_of = dict(zip(assigned.column("id").to_pylist(), assigned.column("split").to_pylist(), strict=True))
+    urls = []
+    for part, rows in enumerate((slice(0, 17), slice(17, None))):
+        shard = pa.table({"id": ids[rows] + ids[rows][:3], "domain": domains[rows] + domains[rows][:3]})  # copies
+        urls.append(str(tmp_path / f"part-{part}.parquet"))
+        storage.write_parquet(urls[-1], shard)
+    artifacts = fit_splits(urls, PackConfig(), str(tmp_path / "artifacts"))
+    split_of = dict(zip(ids, load_boundaries(artifacts["splits"]).split_of(ids, domains), strict=True))
     assert split_of == dict(zip(ids, assign_splits(ids, domains, PackConfig()), strict=True))
+    assert {"validation", "test"} <= set(split_of.values())
     summary = storage.read_json(artifacts["splits_summary"])
     assert summary == {
         domain: {
@@ -71,3 +77,13 @@ def test_an_id_in_two_domains_is_refused(tmp_path: Path) -> None:
     storage.write_parquet(str(tmp_path / "part-0.parquet"), pa.table({"id": ["a", "a"], "domain": ["code", "general"]}))
     with pytest.raises(ValueError, match="two domains"):
         fit_splits([str(tmp_path / "part-0.parquet")], PackConfig(), str(tmp_path / "artifacts"))
+
+
+def test_a_documents_split_depends_on_its_id_and_domain_only(tmp_path: Path, documents: list[dict[str, str]]) -> None:
+    """So every shard of the mixture and tokenize stages can work it out alone."""
+    ids, domains = [d["id"] for d in documents], [d["domain"] for d in documents]
+    storage.write_parquet(str(tmp_path / "part-0.parquet"), pa.table({"id": ids, "domain": domains}))
+    boundaries = load_boundaries(fit_splits([str(tmp_path / "part-0.parquet")], PackConfig(), str(tmp_path))["splits"])
+    together = boundaries.split_of(ids, domains).tolist()
+    assert together == [boundaries.split_of([i], [d])[0] for i, d in zip(ids, domains, strict=True)]
+    assert boundaries.split_of(ids[::-1], domains[::-1]).tolist() == together[::-1]

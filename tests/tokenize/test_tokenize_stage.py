@@ -13,7 +13,7 @@ from pretrain_core.schema import TOKENS
 from pretrain_core.stage import data_shards, plan_shards, run_shard
 from pretrain_core.tokenize.config import PackConfig
 from pretrain_core.tokenize.encode import load_tokenizer
-from pretrain_core.tokenize.splits import SPLITS, fit_splits
+from pretrain_core.tokenize.splits import SPLITS, fit_splits, load_boundaries
 from pretrain_core.tokenize.stage import HELDOUT_REPEAT, PACK_TAIL, TokenizeStage
 from pretrain_core.tokenize.summary import summarize_tokens
 
@@ -124,9 +124,10 @@ def test_further_copies_of_a_heldout_document_are_dropped(
     held-out split still takes it once."""
     other = artifacts | fit_splits(quality_shards, PACK.model_copy(update={"split_seed": 1}), str(tmp_path))
     table = storage.read_parquet(mixture_shards[0])
-    split_of = {row["id"]: row["split"] for row in storage.read_parquet(other["splits"]).to_pylist()}
-    extra = [i for i, r in zip(table["id"].to_pylist(), table["repeat_index"].to_pylist(), strict=True) if r > 0]
-    expected = Counter(i for i in extra if split_of[i] != "train")
+    rows = zip(table["id"].to_pylist(), table["domain"].to_pylist(), table["repeat_index"].to_pylist(), strict=True)
+    extra = [(i, d) for i, d, r in rows if r > 0]
+    split = load_boundaries(other["splits"]).split_of([i for i, _ in extra], [d for _, d in extra])
+    expected = Counter(i for (i, _), s in zip(extra, split, strict=True) if s != "train")
     output = TokenizeStage(PACK, other).process(table)
     dropped = [row for row in output.dropped.to_pylist() if row["drop_reason"] == HELDOUT_REPEAT]
     assert expected and Counter(row["doc_ids"][0] for row in dropped) == expected
@@ -183,11 +184,3 @@ def test_summary_reports_tokens_per_split_and_domain(records: list[tuple[ShardRe
     assert sum(summary["shares"]["train"].values()) == pytest.approx(1.0, abs=1e-5)
     assert sum(summary["sequences"].values()) == sum(r.docs_out for r, _, _ in records)
     assert summary["tokens_discarded_tail"] == stats["tokens_discarded_tail"]
-
-
-def test_a_document_without_a_split_is_an_error(
-    mixture_shards: list[str], artifacts: dict[str, str], tmp_path: Path
-) -> None:
-    partial = artifacts | fit_splits(mixture_shards[:1], PACK, str(tmp_path))
-    with pytest.raises(ValueError, match="no split"):
-        TokenizeStage(PACK, partial).process(storage.read_parquet(mixture_shards[1]))
