@@ -154,10 +154,9 @@ class CorpusPipeline:
         """Global work a stage needs before its shards run (clusters, models, plans) and the shared fits it uses;
         empty for map-only stages. A stage whose fit has a per-shard part (`fit_map`) gets the partials of every
         input shard, those not yet made made here first (a flow maps them over its workers before this call)."""
-        spec = self.registry.stage(name)
-        hooks = spec.hooks()
+        hooks = self.registry.stage(name).hooks()
         own = getattr(hooks, "fit_stage", None)
-        shared = {key: url for fit_name in spec.uses for key, url in self.fit_shared(fit_name).items()}
+        shared = self._shared_of(name)
         if own is None:
             return shared
 
@@ -175,13 +174,20 @@ class CorpusPipeline:
         already ran under this hash, else one per input shard without a finished partial."""
         if getattr(self.registry.stage(name).hooks(), "fit_map", None) is None or self._fit_done(name):
             return []
+        self._shared_of(name)  # the shared fits the map needs (the tokenizer), done here, never on the workers
         return [job for job in self._fit_map_plan(name) if not storage.exists(job.marker_url)]
 
     def run_fit_map(self, name: str, job: FitMapJob) -> None:
         """One shard's part of a stage's fit (runs on any worker); its marker, written last, records the time."""
         started = time.perf_counter()
-        self.registry.stage(name).hooks().fit_map(job.input_url, self.cfg, job.partial_url)
+        shared = self._shared_of(name)  # fitted before the maps were planned: their markers are read
+        self.registry.stage(name).hooks().fit_map(job.input_url, self.cfg, shared, job.partial_url)
         storage.write_json(job.marker_url, {"seconds": round(time.perf_counter() - started, 3)})
+
+    def _shared_of(self, name: str) -> dict[str, str]:
+        """The artifacts of the shared fits a stage uses (fitted first if they are not yet)."""
+        uses = self.registry.stage(name).uses
+        return {key: url for fit_name in uses for key, url in self.fit_shared(fit_name).items()}
 
     def _fit_map_plan(self, name: str) -> list[FitMapJob]:
         """One partial per input shard, in input order, under a directory keyed by the fit's hash."""

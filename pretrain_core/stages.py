@@ -5,8 +5,9 @@ A stage is a module plus one `StageSpec` line here. The module defines the stage
 - `settings_of(cfg) -> dict`: the config its outputs depend on (hashed into its marker, chained downstream);
 - `build_stage(cfg, artifacts) -> TableStage`: the per-shard transform (every stage but ingest);
 - `fit_stage(inputs, cfg, shared, artifact_dir) -> artifacts` (optional): global work before the shards run;
-- `fit_map(input_url, cfg, partial_url)` (optional, with `fit_stage`): the fit's per-shard part, run like the shards
-  (workers, Dask) and resumable per shard; `fit_stage` then gets the partials, in input order, instead of the inputs.
+- `fit_map(input_url, cfg, shared, partial_url)` (optional, with `fit_stage`): the fit's per-shard part, run like the
+  shards (workers, Dask) and resumable per shard; `fit_stage` then gets the partials, in input order, instead of the
+  inputs.
 
 Shared fits (the tokenizer, the splits) are fitted once and handed to every stage that `uses` them. Modules are
 imported only when a hook is called, so reading the table (for `--help`, say) costs nothing.

@@ -286,7 +286,7 @@ def settings_of(cfg: PipelineConfig) -> dict[str, Any]:
     return {"dedup": cfg.dedup}
 
 
-def fit_map(input_url: str, cfg: PipelineConfig, partial_url: str) -> None:
+def fit_map(input_url: str, cfg: PipelineConfig, shared: dict[str, str], partial_url: str) -> None:
     sketch_shard(input_url, cfg.dedup, partial_url)
 
 

@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import sentencepiece as spm
 
 from pretrain_core import storage
 from pretrain_core.mixture.config import MixtureConfig
@@ -187,13 +188,28 @@ def _summary(
 def count_tokens(input_urls: list[str], tokenizer_url: str, num_threads: int) -> pa.Table:
     """(id, domain, n_tokens) of every document in the shards, sorted by id; duplicate ids are an error."""
     tokenizer = load_tokenizer(tokenizer_url)
-    parts = []
-    for url in input_urls:
-        table = storage.read_parquet(url, columns=["id", "domain", "text"])
-        counts = token_counts(tokenizer, table.column("text").to_pylist(), num_threads)
-        parts.append(table.select(["id", "domain"]).append_column("n_tokens", pa.array(counts, pa.int32())))
+    return _sorted_counts([_shard_counts(url, tokenizer, num_threads) for url in input_urls], len(input_urls))
+
+
+def count_shard_tokens(input_url: str, tokenizer_url: str, num_threads: int, partial_url: str) -> None:
+    """The fit's map: write (id, domain, n_tokens) of one shard's documents to ``partial_url``."""
+    storage.write_parquet(partial_url, _shard_counts(input_url, load_tokenizer(tokenizer_url), num_threads))
+
+
+def read_counts(partial_urls: list[str]) -> pa.Table:
+    """The partials of `count_shard_tokens` as one table sorted by id; duplicate ids are an error."""
+    return _sorted_counts([storage.read_parquet(url) for url in partial_urls], len(partial_urls))
+
+
+def _shard_counts(url: str, tokenizer: spm.SentencePieceProcessor, num_threads: int) -> pa.Table:
+    table = storage.read_parquet(url, columns=["id", "domain", "text"])
+    counts = token_counts(tokenizer, table.column("text").to_pylist(), num_threads)
+    return table.select(["id", "domain"]).append_column("n_tokens", pa.array(counts, pa.int32()))
+
+
+def _sorted_counts(parts: list[pa.Table], shards: int) -> pa.Table:
     if not parts or not sum(part.num_rows for part in parts):
-        raise ValueError(f"mixture: no documents in {len(input_urls)} input shard(s)")
+        raise ValueError(f"mixture: no documents in {shards} input shard(s)")
     counted = pa.concat_tables(parts)
     if pc.count_distinct(counted.column("id")).as_py() != counted.num_rows:
         raise ValueError("mixture: document ids are not unique across the input shards; the plan is keyed by id")
@@ -209,11 +225,20 @@ def fit_mixture(
     artifact_dir: str,
 ) -> dict[str, str]:
     """Count tokens of every document, plan the repeats of the training documents and write ``plan.parquet`` and
-    ``plan.json``; each document's split comes from ``splits_url`` and it costs its tokens plus ``frame_tokens``.
+    ``plan.json`` (`plan_mixture`): the whole fit in this process."""
+    counted = count_tokens(input_urls, tokenizer_url, cfg.num_threads)
+    return plan_mixture(counted, cfg, splits_url, frame_tokens, artifact_dir)
+
+
+def plan_mixture(
+    counted: pa.Table, cfg: MixtureConfig, splits_url: str, frame_tokens: int, artifact_dir: str
+) -> dict[str, str]:
+    """Plan the repeats of the training documents of `counted` (id, domain, n_tokens) and write ``plan.parquet``
+    and ``plan.json``; each document's split comes from ``splits_url`` and it costs its tokens plus
+    ``frame_tokens``.
 
     Returns ``{"mixture_plan": <parquet url>, "mixture_summary": <json url>}``.
     """
-    counted = count_tokens(input_urls, tokenizer_url, cfg.num_threads)
     split = _split_of(counted, splits_url)
     repeats, summary = plan_repeats(
         counted.column("id").to_pylist(),

@@ -10,7 +10,7 @@ import pyarrow.compute as pc
 
 from pretrain_core import storage
 from pretrain_core.mixture.config import MixtureConfig
-from pretrain_core.mixture.plan import fit_mixture
+from pretrain_core.mixture.plan import count_shard_tokens, plan_mixture, read_counts
 from pretrain_core.schema import MIXTURE, dropped_schema
 from pretrain_core.stage import ShardOutput
 
@@ -79,10 +79,14 @@ def settings_of(cfg: PipelineConfig) -> dict[str, Any]:
     return {"mixture": cfg.mixture, "pack": cfg.pack.model_dump(mode="json", include={"add_bos", "add_eos"})}
 
 
-def fit_stage(inputs: list[str], cfg: PipelineConfig, shared: dict[str, str], artifact_dir: str) -> dict[str, str]:
-    """The repeat plan, counted with the shared tokenizer over the training split only."""
-    tokenizer, splits = shared["tokenizer"], shared["splits"]
-    return fit_mixture(inputs, cfg.mixture, tokenizer, splits, cfg.pack.frame_tokens, artifact_dir)
+def fit_map(input_url: str, cfg: PipelineConfig, shared: dict[str, str], partial_url: str) -> None:
+    """One shard's token counts, with the shared tokenizer (tokenizing is the fit's CPU-heavy part)."""
+    count_shard_tokens(input_url, shared["tokenizer"], cfg.mixture.num_threads, partial_url)
+
+
+def fit_stage(partials: list[str], cfg: PipelineConfig, shared: dict[str, str], artifact_dir: str) -> dict[str, str]:
+    """The repeat plan from the shards' token counts, over the training split only."""
+    return plan_mixture(read_counts(partials), cfg.mixture, shared["splits"], cfg.pack.frame_tokens, artifact_dir)
 
 
 def build_stage(cfg: PipelineConfig, artifacts: dict[str, str]) -> MixtureStage:
