@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import functools
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -62,12 +62,19 @@ class NearDuplicates:
     lsh_rows: int
 
 
-def near_duplicate_roots(sketches: Sketches, rank: np.ndarray, groups: np.ndarray, cfg: DedupConfig) -> NearDuplicates:
+def near_duplicate_roots(
+    sketches: Sketches,
+    rank: np.ndarray,
+    groups: np.ndarray,
+    cfg: DedupConfig,
+    load_sets: Callable[[np.ndarray], ShingleSets] | None = None,
+) -> NearDuplicates:
     """Cluster texts whose similarity reaches the threshold; only texts of the same ``groups`` value are compared.
 
-    ``rank`` orders texts by preference (lowest is kept); every cluster's root is its best-ranked member.
+    ``rank`` orders texts by preference (lowest is kept); every cluster's root is its best-ranked member. For exact
+    Jaccard, sketches made without their shingle sets get them from ``load_sets`` (the sets of the given sorted
+    texts, in that order), called once for the texts of the candidate pairs: only those are ever compared.
     """
-    similarity = _similarity(sketches, cfg)
     buckets: list[np.ndarray] = []
     bands, rows = 0, 0
     eligible = np.flatnonzero(sketches.sizes > 0)
@@ -75,13 +82,14 @@ def near_duplicate_roots(sketches: Sketches, rank: np.ndarray, groups: np.ndarra
         members = eligible[groups[eligible] == group]
         if cfg.method == "minhash":
             found, (bands, rows) = lsh_buckets(
-                sketches.sketch, members, cfg.seed, cfg.threshold, cfg.lsh_false_negative_weight, cfg.lsh_params
+                sketches.sketch, members, cfg.threshold, cfg.lsh_false_negative_weight, cfg.lsh_params
             )
         else:
             found = simhash_buckets(sketches.sketch, members, cfg.simhash_bits, cfg.simhash_max_hamming)
             bands, rows = cfg.simhash_max_hamming + 1, 0
         buckets.extend(found)
     pairs = candidate_pairs(buckets, rank, cfg.full_pairs_limit)
+    similarity = _similarity(sketches, cfg, np.unique(pairs), load_sets)
     verified = _verify(pairs, similarity, cfg.similarity_threshold) if cfg.verify_candidates else pairs
     roots = union_find_roots(len(sketches), verified, rank)
     roots, splits = split_loose_clusters(roots, rank, similarity, cfg.similarity_threshold - cfg.guard_margin)
@@ -98,14 +106,23 @@ def _below_threshold(roots: np.ndarray, similarity: Similarity, threshold: float
     return below
 
 
-def _similarity(sketches: Sketches, cfg: DedupConfig) -> Similarity:
+def _similarity(
+    sketches: Sketches, cfg: DedupConfig, compared: np.ndarray, load_sets: Callable[[np.ndarray], ShingleSets] | None
+) -> Similarity:
     if cfg.verify_with == "jaccard":
-        if sketches.sets is None:
+        if sketches.sets is not None:
+            return sketches.sets.jaccard
+        if load_sets is None:
             raise ValueError("exact Jaccard verification needs the shingle sets; sketch with verify_with='jaccard'")
-        return sketches.sets.jaccard
+        return functools.partial(_jaccard_among, load_sets(compared), compared)
     if cfg.method == "minhash":
         return functools.partial(estimated_jaccard, sketches.sketch)
     return functools.partial(_hamming, sketches.sketch, cfg.simhash_bits)
+
+
+def _jaccard_among(sets: ShingleSets, texts: np.ndarray, doc: int, others: np.ndarray) -> np.ndarray:
+    """Exact Jaccard of texts given by global index, over `sets` that hold the sorted `texts` only."""
+    return sets.jaccard(int(np.searchsorted(texts, doc)), np.searchsorted(texts, others))
 
 
 def _hamming(fingerprints: np.ndarray, bits: int, doc: int, others: np.ndarray) -> np.ndarray:

@@ -18,8 +18,9 @@ keys, candidate pairs and connected components are next to move out of the reduc
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -67,13 +68,15 @@ PARTIAL = pa.schema(
 
 @dataclass(frozen=True)
 class _Corpus:
-    """Per document: id, text length and which distinct text it has; per distinct text: its group and sketch."""
+    """Per document: id, text length and which distinct text it has; per distinct text: its group and sketch
+    (the shingle sets are read back for the texts that need comparing, `load_sets`)."""
 
     ids: list[str]
     lengths: np.ndarray
     text_of_doc: np.ndarray
     text_groups: np.ndarray
     sketches: Sketches | None
+    load_sets: Callable[[np.ndarray], ShingleSets] | None  # shingle sets of given texts, read again when needed
 
 
 def sketch_shard(input_url: str, cfg: DedupConfig, partial_url: str) -> None:
@@ -130,7 +133,7 @@ def cluster_partials(partial_urls: list[str], cfg: DedupConfig, artifact_dir: st
     np.minimum.at(text_rank, corpus.text_of_doc, rank)
     doc_at_rank = np.argsort(rank)
     near = (
-        near_duplicate_roots(corpus.sketches, text_rank, corpus.text_groups, cfg)
+        near_duplicate_roots(corpus.sketches, text_rank, corpus.text_groups, cfg, corpus.load_sets)
         if corpus.sketches is not None
         else NearDuplicates(np.arange(n_texts, dtype=np.int64), 0, 0, 0, 0, 0, 0)
     )
@@ -180,16 +183,18 @@ def representative_rank(ids: list[str], lengths: np.ndarray, rule: str) -> np.nd
 
 def _read_partials(partial_urls: list[str], cfg: DedupConfig) -> _Corpus:
     """Documents in input order; each distinct text (by exact key) indexed at its first occurrence, with the
-    sketch that occurrence's shard made. Sketches and shingles go from Arrow to numpy without Python objects per
-    value (a shingle costs 8 bytes here, not a Python int's 36)."""
+    sketch that occurrence's shard made. Shingle sets are not read here (they are most of a partial): only the
+    texts of candidate pairs are compared, and `load_sets` reads theirs back. Sketches go from Arrow to numpy
+    without a Python object per value."""
     ids: list[str] = []
     lengths: list[np.ndarray] = []
     text_of_doc: list[int] = []
     text_index: dict[bytes, int] = {}
     text_groups: list[str] = []
     firsts: list[pa.Table] = []
+    first_rows: list[np.ndarray] = []  # per partial, the rows where its new texts first occur
     for url in partial_urls:
-        part = storage.read_parquet(url)
+        part = storage.read_parquet(url, columns=[n for n in PARTIAL.names if n != "shingles"])
         first = np.zeros(part.num_rows, dtype=bool)
         for row, key in enumerate(part.column("key").to_pylist()):
             index = text_index.get(key)
@@ -199,19 +204,24 @@ def _read_partials(partial_urls: list[str], cfg: DedupConfig) -> _Corpus:
             text_of_doc.append(index)
         new = part.filter(pa.array(first))
         text_groups += new.column("group").to_pylist()
+        first_rows.append(np.flatnonzero(first))
         if cfg.method != "none":
-            firsts.append(new.select(["shingle_count", "sketch", "shingles"]))
+            firsts.append(new.select(["shingle_count", "sketch"]))
         ids += part.column("id").to_pylist()
         lengths.append(part.column("length").to_numpy())
     _check_unique(ids)
     sketches = _sketches(pa.concat_tables(firsts), cfg) if firsts and sum(t.num_rows for t in firsts) else None
     _, groups = np.unique(np.array(text_groups, dtype=str), return_inverse=True)
+    load_sets = None
+    if sketches is not None and cfg.verify_with == "jaccard":
+        load_sets = functools.partial(_load_sets, partial_urls, first_rows, sketches.sizes)
     return _Corpus(
         ids,
         np.concatenate(lengths) if lengths else np.empty(0, dtype=np.int64),
         np.array(text_of_doc, dtype=np.int64),
         groups.astype(np.int64),
         sketches,
+        load_sets,
     )
 
 
@@ -221,15 +231,33 @@ def _sketches(firsts: pa.Table, cfg: DedupConfig) -> Sketches:
     sketch = np.frombuffer(b"".join(firsts.column("sketch").to_pylist()), dtype=dtype)
     if cfg.method == "minhash":
         sketch = sketch.reshape(firsts.num_rows, cfg.num_perm)
-    sets = None
-    if cfg.verify_with == "jaccard":
-        shingles = firsts.column("shingles").combine_chunks()
-        hashes = shingles.flatten().to_numpy(zero_copy_only=False).astype(np.uint64, copy=False)
-        per_text = pc.fill_null(pc.list_value_length(shingles), 0).to_numpy(zero_copy_only=False)
-        offsets = np.concatenate(([0], np.cumsum(per_text))).astype(np.int64)
-        # Jaccard reads the hashes only: the per-shingle counts (SimHash's weights) are a view of one 1, not memory.
-        sets = ShingleSets(hashes, np.broadcast_to(np.int64(1), hashes.shape), offsets)
-    return Sketches(firsts.column("shingle_count").to_numpy(zero_copy_only=False).astype(np.int64), sketch, sets)
+    sizes = firsts.column("shingle_count").to_numpy(zero_copy_only=False).astype(np.int64)
+    return Sketches(sizes, sketch, None)
+
+
+def _load_sets(
+    partial_urls: list[str], first_rows: list[np.ndarray], sizes: np.ndarray, texts: np.ndarray
+) -> ShingleSets:
+    """The shingle sets of the given texts (sorted global indices), in that order, read from the partials into one
+    array sized from the texts' shingle counts (`sizes`).
+
+    Texts are numbered in partial order and, within a partial, in row order, so each partial's share of ``texts``
+    is one run of it, in row order."""
+    offsets = np.concatenate(([0], np.cumsum(sizes[texts]))).astype(np.int64)
+    flat = np.empty(int(offsets[-1]), dtype=np.uint64)
+    ends = np.cumsum([len(rows) for rows in first_rows])
+    done = 0  # texts filled so far
+    for part, (url, rows) in enumerate(zip(partial_urls, first_rows, strict=True)):
+        start = ends[part] - len(rows)
+        wanted = texts[(texts >= start) & (texts < ends[part])] - start
+        if not len(wanted):
+            continue
+        column = storage.read_parquet(url, columns=["shingles"]).column("shingles")
+        values = column.take(pa.array(rows[wanted])).combine_chunks().flatten()
+        flat[offsets[done] : offsets[done + len(wanted)]] = values.to_numpy(zero_copy_only=False)
+        done += len(wanted)
+    # Jaccard reads the hashes only: the per-shingle counts (SimHash's weights) are a view of one 1, not memory.
+    return ShingleSets(flat, np.broadcast_to(np.int64(1), flat.shape), offsets)
 
 
 def _check_unique(ids: list[str]) -> None:

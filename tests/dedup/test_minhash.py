@@ -3,7 +3,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import numpy as np
-from datasketch import MinHash
+from datasketch import MinHash, MinHashLSH
 
 from pretrain_core.dedup.minhash import SCHEME, estimated_jaccard, lean_minhash, lsh_buckets, minhash_signatures
 from pretrain_core.dedup.normalize import normalize_text
@@ -47,9 +47,27 @@ def test_lsh_buckets_an_edited_copy_with_its_original_only(
     texts = [gpl2, edit_words(gpl2, 0.05, donor=apache), apache, licence("MPL-2.0")]
     signatures = minhash_signatures(_sets(texts), num_perm=128, seed=1)
     buckets, (bands, rows) = lsh_buckets(
-        signatures, np.arange(4), seed=1, threshold=0.8, false_negative_weight=0.9, params=None
+        signatures, np.arange(4), threshold=0.8, false_negative_weight=0.9, params=None
     )
     assert (bands, rows) == (14, 9)
     assert {tuple(b.tolist()) for b in buckets} == {(0, 1)}
-    _, params = lsh_buckets(signatures, np.arange(4), 1, 0.8, 0.9, params=(16, 8))
+    _, params = lsh_buckets(signatures, np.arange(4), 0.8, 0.9, params=(16, 8))
     assert params == (16, 8)
+
+
+def test_lsh_buckets_are_datasketchs_minhashlsh_buckets(
+    licence: Callable[[str], str], edit_words: Callable[..., str]
+) -> None:
+    """Banding in numpy groups exactly the documents datasketch's own index puts in one bucket."""
+    texts = [licence(name) for name in ("GPL-2", "GPL-3", "Apache-2.0", "MPL-2.0", "LGPL-2.1")]
+    texts += [edit_words(text, share, donor=texts[2]) for text in texts[:2] for share in (0.02, 0.05, 0.1)]
+    signatures = minhash_signatures(_sets(texts), num_perm=128, seed=1)
+    docs = np.arange(len(texts))[::-1]  # any order of documents
+    ours, (bands, rows) = lsh_buckets(signatures, docs, threshold=0.7, false_negative_weight=0.5, params=None)
+    lsh = MinHashLSH(threshold=0.7, num_perm=128, params=(bands, rows))
+    for doc in docs.tolist():
+        lsh.insert(doc, lean_minhash(signatures[doc], seed=1))
+    theirs = {
+        tuple(sorted(table.get(key))) for table in lsh.hashtables for key, n in table.itemcounts().items() if n > 1
+    }
+    assert {tuple(b.tolist()) for b in ours} == theirs and len(theirs) > 1
