@@ -10,6 +10,7 @@ arrays as tensors, the vocabularies and name lists as JSON metadata, so loading 
 
 from __future__ import annotations
 
+import bisect
 import functools
 import hashlib
 import json
@@ -258,10 +259,20 @@ def _with_latin_mentions(text: str, spans: list[Span]) -> list[Span]:
 
 
 def _free(candidates: list[Span], taken: list[Span]) -> list[Span]:
-    """The candidates that overlap neither a taken span nor an earlier candidate."""
+    """The candidates that overlap neither a taken span nor an earlier candidate (a sorted list of intervals and
+    a binary search per candidate: a long document can hold thousands of mentions)."""
+    occupied: list[tuple[int, int]] = []  # the taken spans merged into disjoint intervals, sorted
+    for start, end in sorted((s.start, s.end) for s in taken):
+        if occupied and start < occupied[-1][1]:
+            occupied[-1] = (occupied[-1][0], max(end, occupied[-1][1]))
+        else:
+            occupied.append((start, end))
     kept: list[Span] = []
     for span in candidates:
-        if not any(_overlap(span, s) for s in (*taken, *kept)):
+        at = bisect.bisect_left(occupied, (span.start, span.end))
+        clash = (at > 0 and occupied[at - 1][1] > span.start) or (at < len(occupied) and occupied[at][0] < span.end)
+        if not clash:
+            bisect.insort(occupied, (span.start, span.end), lo=at)
             kept.append(span)
     return kept
 

@@ -62,9 +62,9 @@ def cued_names(text: str, common: Collection[str]) -> list[Span]:
 
 
 def sentence_start(text: str, position: int) -> bool:
-    """Whether `position` starts a sentence, a line or the text (behind opening quotes or brackets), where every
-    word is capitalised."""
-    before = text[:position].rstrip(" \t\"'“‘([«")
+    """Whether `position` starts a sentence, a line or the text (behind opening quotes or brackets, or a run of
+    blanks longer than the look-back), where every word is capitalised."""
+    before = text[max(0, position - _LOOK_BACK) : position].rstrip(" \t\"'“‘([«")  # a window: no copy of the text
     return not before or before[-1] in ".!?:;\n…" or before.endswith(("--", "—"))
 
 
