@@ -8,6 +8,7 @@ until the tree is gone before letting the exception through.
 
 from __future__ import annotations
 
+import base64
 import threading
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from uuid import UUID
@@ -22,11 +23,16 @@ from prefect.artifacts import (
 from prefect.cache_policies import NO_CACHE
 from prefect.events import emit_event
 
+from pretrain_core import storage
 from pretrain_core.evaluate.evaluator import EvalResult, evaluate_checkpoint
+from pretrain_core.evaluate.trend_plot import plotting_available
 from pretrain_core.train.checkpoint import completed_checkpoints
 from pretrain_core.train.config import EvalConfig, TrainConfig
 from pretrain_core.train.launch import run_torchrun, torchrun_command, write_config
+from pretrain_core.train.loss_plot import loss_curve_url, render_loss_curve
+from pretrain_core.train.monitor import TrainingMonitor
 from pretrain_core.train.trainer import completed_run
+from tasks.progress import artifact_key
 
 CHECKPOINT_SAVED = "pretrain.checkpoint.saved"
 # Workers get this long to checkpoint and exit after SIGTERM; under Prefect's 30 s before its runner SIGKILLs us.
@@ -64,8 +70,10 @@ def launch_training(
 ) -> list[str]:
     """Run training under torchrun (it resumes from the newest checkpoint); return the completed checkpoints.
 
-    While it runs, every newly completed checkpoint is announced as a `pretrain.checkpoint.saved` event about
-    `pretrain.run.<run_name>` (default: the output directory's name) and moves a progress artifact.
+    Every line the workers print goes to this run's log (the Prefect UI and the console). A progress artifact
+    follows the steps (loss, tokens/s, time left); every newly completed checkpoint is announced as a
+    `pretrain.checkpoint.saved` event about `pretrain.run.<run_name>` (default: the output directory's name); at
+    the end the loss curve is published. A failed run raises with the first failing worker's exception.
     """
     logger = get_run_logger()
     name = run_name or cfg.output_url.rstrip("/").rsplit("/", 1)[-1]
@@ -75,14 +83,21 @@ def launch_training(
     env = {"OMP_NUM_THREADS": str(cfg.num_threads), "OMP_WAIT_POLICY": "PASSIVE"}
     command = torchrun_command(cfg, write_config(cfg))
     announced = {step for step, _ in completed_checkpoints(cfg.output_url)}  # a resumed run's earlier ones
+    monitor = TrainingMonitor(cfg.max_steps)
     progress = create_progress_artifact(
         progress=100 * max(announced, default=0) / cfg.max_steps,
-        description=f"{name}: optimizer steps checkpointed out of {cfg.max_steps}, under {cfg.output_url}",
+        description=f"{name}: starting under {cfg.output_url}",
     )
     assert isinstance(progress, UUID)  # a sync call returns the id, not a coroutine
+
+    def on_line(line: str) -> None:  # the reader thread's: the run logger carries its run ids with it
+        monitor.feed(line)
+        logger.info("%s", line)
+
     cancel = threading.Event()
+    shown = ""
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="torchrun") as pool:
-        supervisor = pool.submit(run_torchrun, command, env, timeout_s, cancel, TERMINATE_GRACE_S, "torchrun")
+        supervisor = pool.submit(run_torchrun, command, env, timeout_s, cancel, TERMINATE_GRACE_S, "torchrun", on_line)
         try:
             while True:
                 wait([supervisor], timeout=poll_s)
@@ -91,7 +106,9 @@ def launch_training(
                     if step not in announced:
                         announced.add(step)
                         announce_checkpoint(name, step, url)
-                        update_progress_artifact(progress, progress=100 * step / cfg.max_steps)
+                if (summary := monitor.summary()) != shown:
+                    shown = summary
+                    update_progress_artifact(progress, 100 * monitor.step / cfg.max_steps, f"{name}: {summary}")
                 if finished:
                     break
         except BaseException:
@@ -100,11 +117,33 @@ def launch_training(
             _await_termination(supervisor)
             raise
         code = supervisor.result()
+    publish_loss_curve(cfg.output_url, name, monitor)
     if code != 0:
-        raise RuntimeError(f"torchrun exited with code {code}; see the task log for the workers' output")
+        logger.error("torchrun exited with code %d; the workers' first error: %s", code, monitor.failure())
+        raise RuntimeError(f"training {name} failed (torchrun exit code {code}): {monitor.failure()}")
     checkpoints = [url for _, url in completed_checkpoints(cfg.output_url)]
     logger.info("training finished: %d checkpoints under %s", len(checkpoints), cfg.output_url)
     return checkpoints
+
+
+def publish_loss_curve(output_url: str, name: str, monitor: TrainingMonitor) -> str | None:
+    """Write `<output_url>/loss_curve.png` and show it as a markdown artifact; None when there is nothing to draw
+    or no matplotlib."""
+    if not monitor.train_losses and not monitor.validation_losses:
+        return None
+    if not plotting_available():
+        get_run_logger().warning("no loss curve: it needs matplotlib (pip install 'pretrain[eval]')")
+        return None
+    png = render_loss_curve(monitor.train_losses, monitor.validation_losses, f"{name}: loss by step")
+    url = loss_curve_url(output_url)
+    storage.write_bytes(url, png)
+    image = base64.b64encode(png).decode()
+    create_markdown_artifact(
+        key=artifact_key("loss-curve", name),
+        markdown=f"# Loss curve of {name}\n\n{monitor.summary()}\n\n![loss](data:image/png;base64,{image})\n\n`{url}`",
+        description=f"Training and validation loss of {name}",
+    )
+    return url
 
 
 @task(cache_policy=NO_CACHE, task_run_name="evaluate-{checkpoint_url}")

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import IO
 
 import psutil
@@ -55,9 +55,12 @@ def write_config(config: TrainConfig) -> str:
     return url
 
 
-def _stream(stream: IO[str], name: str) -> None:
+def _stream(stream: IO[str], name: str, on_line: Callable[[str], None] | None) -> None:
     for line in stream:
-        log.info("[%s] %s", name, line.rstrip())
+        if on_line is None:
+            log.info("[%s] %s", name, line.rstrip())
+        else:
+            on_line(line.rstrip())
 
 
 def _tree(pid: int) -> list[psutil.Process]:
@@ -117,8 +120,10 @@ def run_torchrun(
     cancel: threading.Event | None = None,
     grace_s: float = 30.0,
     name: str = "torchrun",
+    on_line: Callable[[str], None] | None = None,
 ) -> int:
-    """Run ``cmd`` in its own session, log its output line by line, and return its exit code.
+    """Run ``cmd`` in its own session, log its output line by line (or hand each line to ``on_line``, called from
+    a reader thread), and return its exit code.
 
     ``env`` is added to the current environment. When ``cancel`` is set, the tree is terminated and the exit code
     returned; past ``timeout_s`` it is terminated and TimeoutError raised; KeyboardInterrupt terminates and re-raises.
@@ -133,7 +138,7 @@ def run_torchrun(
         preexec_fn=_terminate_with_parent if sys.platform == "linux" else None,
     )
     assert proc.stdout is not None
-    reader = threading.Thread(target=_stream, args=(proc.stdout, name), daemon=True)
+    reader = threading.Thread(target=_stream, args=(proc.stdout, name, on_line), daemon=True)
     reader.start()
     deadline = None if timeout_s is None else time.monotonic() + timeout_s
     try:

@@ -11,6 +11,7 @@ import os
 import tempfile
 
 from pretrain_core import storage
+from pretrain_core.train.monitor import format_progress
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +39,7 @@ class MetricsLogger:
 
     def progress(self, step: int, max_steps: int, values: dict[str, float]) -> None:
         if self.enabled:
-            log.info("step %d/%d %s", step, max_steps, " ".join(f"{k}={v:.4g}" for k, v in values.items()))
+            log.info("%s", format_progress(step, max_steps, values))
 
     def sync(self) -> None:
         """Flush, and upload the event files when the output is remote."""

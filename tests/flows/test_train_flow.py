@@ -3,6 +3,7 @@ from the API, and no process left behind when the flow process is terminated mid
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import signal
@@ -15,6 +16,7 @@ from typing import Any
 import psutil
 import pytest
 from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, LogFilter, LogFilterFlowRunId
 from prefect.events.filters import EventFilter, EventNameFilter, EventResourceFilter
 from prefect.settings import PREFECT_API_URL
 from prefect.utilities.callables import parameter_schema
@@ -66,7 +68,10 @@ def _checkpoint_events(run_name: str) -> list[Any]:
 
 
 @pytest.mark.usefixtures("prefect_harness")
-def test_train_flow_announces_each_checkpoint_once(token_data: TokenData, tmp_path: Path) -> None:
+def test_train_flow_announces_each_checkpoint_once(
+    token_data: TokenData, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="prefect")  # the suite runs Prefect at WARNING; an operator at INFO
     params = tiny_params(token_data, tmp_path)
     state = train_run(params, concurrency_limit="pretrain-gpu-test", return_state=True)  # limit not created: warns
 
@@ -84,6 +89,51 @@ def test_train_flow_announces_each_checkpoint_once(token_data: TokenData, tmp_pa
     assert sorted((e.payload["step"], e.payload["checkpoint_url"]) for e in events) == list(
         zip([2, 4], checkpoints, strict=True)
     )
+
+    # What an operator sees in the UI: the workers' lines in the run's log, a progress bar, the loss curve.
+    messages = _run_log(state.state_details.flow_run_id, until="training finished")
+    assert any(re.search(r"step 4/4 loss=\S+ lr=\S+ grad_norm=\S+ tokens_per_s=", m) for m in messages), messages
+    assert any(re.search(r"step 4/4 val_loss=", m) for m in messages)
+    assert sum(bool(re.search(r"checkpoint \S+/step-0000000[24]$", m)) for m in messages) == 2
+    with get_client(sync_client=True) as client:
+        artifacts = client.read_artifacts(
+            artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[state.state_details.flow_run_id]))
+        )
+    progress = [a for a in artifacts if a.type == "progress"]
+    assert [a.data for a in progress] == [100.0]
+    assert re.fullmatch(rf"{params.run_name}: step 4/4 · loss \S+ · val loss \S+ · [\d,]+ tokens/s · 0s left",
+                        progress[0].description or "")  # fmt: skip
+    curve = [a for a in artifacts if a.key == f"loss-curve-{params.run_name}"]
+    assert len(curve) == 1 and "data:image/png;base64," in str(curve[0].data)
+    assert (tmp_path / params.run_name / "loss_curve.png").read_bytes().startswith(b"\x89PNG")
+
+
+def _run_log(flow_run_id: Any, until: str, timeout_s: float = 20) -> list[str]:
+    """The flow run's log messages as the API serves them (shipped in batches: wait for the line ``until``)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with get_client(sync_client=True) as client:
+            logs = client.read_logs(log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[flow_run_id])))
+        messages = [log.message for log in sorted(logs, key=lambda log: log.timestamp)]
+        if any(until in m for m in messages) or time.monotonic() > deadline:
+            return messages
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_failed_training_run_ends_its_log_with_the_workers_error(
+    token_data: TokenData, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="prefect")
+    params = tiny_params(token_data, tmp_path, tokenizer_url=str(tmp_path / "no-such.model"))
+    state = train_run(params, return_state=True)
+
+    assert state.is_failed()
+    with pytest.raises(RuntimeError, match=r"torchrun exit code 1\): \w+Error: .*no-such\.model"):
+        state.result()
+    messages = _run_log(state.state_details.flow_run_id, until="the workers' first error")
+    assert any(m.startswith("Traceback (most recent call last)") for m in messages)
+    error = next(m for m in messages if "the workers' first error" in m)
+    assert re.search(r"\w+Error: .*no-such\.model", error)
 
 
 FLOW_SCRIPT = """

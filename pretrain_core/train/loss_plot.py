@@ -1,0 +1,33 @@
+"""The loss curve of a training run as a PNG: training loss and validation loss against step.
+
+Drawn from the progress lines the supervisor read (`monitor.TrainingMonitor`), on matplotlib's Agg canvas with the
+object API (no display, no pyplot state). matplotlib is optional (`pretrain[eval]`): imported only when drawn.
+"""
+
+from __future__ import annotations
+
+import io
+
+
+def loss_curve_url(output_url: str) -> str:
+    return output_url.rstrip("/") + "/loss_curve.png"
+
+
+def render_loss_curve(train: list[tuple[int, float]], validation: list[tuple[int, float]], title: str) -> bytes:
+    """PNG bytes of loss against step, log-scaled (loss falls by multiples early in training)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(8, 4.5))
+    FigureCanvasAgg(figure)
+    figure.subplots_adjust(left=0.1, right=0.97, top=0.9, bottom=0.12)
+    axes = figure.add_subplot()
+    for label, points, marker in (("train", train, "."), ("validation", validation, "o")):
+        if points:
+            axes.plot([step for step, _ in points], [loss for _, loss in points], marker=marker, label=label)
+    axes.set(title=title, xlabel="step", ylabel="loss (nats/token)", yscale="log")
+    if axes.has_data():
+        axes.legend(loc="upper right")
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png", dpi=80, metadata={"Software": None})
+    return buffer.getvalue()
