@@ -6,15 +6,13 @@ config's corpus (the `pretrain train` command); `train_and_evaluate` is the pipe
 
 from __future__ import annotations
 
-from contextlib import nullcontext
-
 from prefect import flow, unmapped
-from prefect.concurrency.sync import concurrency
 
 from pretrain_core.config import PipelineConfig, load_config
 from pretrain_core.evaluate.evaluator import EvalResult
 from pretrain_core.pipeline import training_config
 from pretrain_core.train.params import TrainRunParams
+from tasks.slots import hold_slot
 from tasks.training import evaluate, launch_training
 
 
@@ -38,12 +36,12 @@ def train_run(
     Args:
         params: what to train, on which token shards, where to write.
         concurrency_limit: a Prefect global concurrency limit (e.g. `pretrain-gpu`) to hold one slot of while
-            training, so runs sharing the accelerators queue; unset: no throttling.
+            training, so runs sharing the accelerators queue; unset: no throttling. The slot is a lease: a flow
+            process killed outright gives it back within about 75 s.
         strict_concurrency: fail when that limit does not exist, instead of training unthrottled with a warning.
     """
     cfg = params.to_train_config()
-    slot = concurrency(concurrency_limit, occupy=1, strict=strict_concurrency) if concurrency_limit else nullcontext()
-    with slot:
+    with hold_slot(concurrency_limit, strict_concurrency):
         return launch_training(cfg, timeout_s=params.timeout_s, run_name=params.run_name)
 
 

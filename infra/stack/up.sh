@@ -16,6 +16,12 @@ PIDS_FILE="$STACK_DIR/pids"
 
 export PREFECT_HOME="${PREFECT_HOME:-$STACK_DIR/home}"
 export PREFECT_SERVER_ANALYTICS_ENABLED=false
+# Concurrency leases on disk, not in the server's memory: a restart must not forget which run holds the GPU slot
+# (with the in-memory default, a slot held across a restart is never given back).
+# Flow-run processes (started by the workers) send a heartbeat this often; a run silent for 90 s is set Crashed by
+# the `crash-unresponsive-runs` automation (automations.py).
+export PREFECT_FLOWS_HEARTBEAT_FREQUENCY="${PREFECT_FLOWS_HEARTBEAT_FREQUENCY:-30}"
+export PREFECT_SERVER_CONCURRENCY_LEASE_STORAGE="${PREFECT_SERVER_CONCURRENCY_LEASE_STORAGE:-prefect.server.concurrency.lease_storage.filesystem}"
 export PREFECT_API_URL="http://127.0.0.1:$PORT/api"
 
 cd "$REPO_ROOT"
@@ -52,6 +58,7 @@ done
 prefect gcl inspect pretrain-gpu >/dev/null 2>&1 || prefect gcl create pretrain-gpu --limit 1
 
 prefect --no-prompt deploy --all --prefect-file infra/prefect.yaml
+python infra/stack/automations.py --within 90
 
 for pool in pretrain-cpu pretrain-gpu; do
     start "worker-$pool" prefect worker start --pool "$pool" --type process

@@ -61,6 +61,8 @@ def stack_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "PREFECT_API_URL": f"http://127.0.0.1:{port}/api",
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "PREFECT_SERVER_UI_ENABLED": "false",
+        "PREFECT_SERVER_CONCURRENCY_LEASE_STORAGE": "prefect.server.concurrency.lease_storage.filesystem",
+        "PREFECT_FLOWS_HEARTBEAT_FREQUENCY": "30",
         "PREFECT_WORKER_QUERY_SECONDS": "1",
         "PREFECT_LOGGING_LEVEL": "INFO",
     }
@@ -68,8 +70,8 @@ def stack_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def deployed_api(stack_env: dict[str, str]) -> Iterator[str]:
-    """The server with the two work pools, the `pretrain-gpu` limit (one slot) and every deployment, as
-    infra/stack/up.sh sets it up."""
+    """The server with the two work pools, the `pretrain-gpu` limit (one slot), every deployment and the
+    automations, as infra/stack/up.sh sets it up."""
     api_url = stack_env["PREFECT_API_URL"]
     port = api_url.split(":")[2].split("/")[0]
     server = subprocess.Popen(
@@ -94,6 +96,11 @@ def deployed_api(stack_env: dict[str, str]) -> Iterator[str]:
             timeout=120,
         )
         assert deploy.returncode == 0, deploy.stdout + deploy.stderr
+        automations = subprocess.run(
+            [sys.executable, str(REPO_ROOT / "infra" / "stack" / "automations.py"), "--within", "90"],
+            cwd=REPO_ROOT, env=stack_env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert automations.returncode == 0, automations.stdout + automations.stderr
         with temporary_settings(updates={PREFECT_API_URL: api_url}):
             yield api_url
     finally:

@@ -1,9 +1,13 @@
 """Operating the pipeline through a real Prefect server and process workers, as ops do from the UI: launch `train`
 from its deployment, see each announced checkpoint evaluated by the triggered `evaluate-checkpoint` deployment,
-and cancel a run with nothing left training."""
+cancel a run with nothing left training, and get the slot of a run killed outright back."""
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,12 +18,20 @@ import psutil
 import pyarrow.parquet as pq
 import pytest
 from prefect.client.orchestration import SyncPrefectClient, get_client
-from prefect.client.schemas.filters import DeploymentFilter, DeploymentFilterId, FlowRunFilter
+from prefect.client.schemas.filters import (
+    DeploymentFilter,
+    DeploymentFilterId,
+    FlowRunFilter,
+    FlowRunFilterName,
+    LogFilter,
+    LogFilterFlowRunId,
+)
 from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.states import Cancelling
 
 from pretrain_core.evaluate.history import RESULTS_FILE
-from tests.flows.test_train_flow import tiny_params
+from tests.flows.test_train_flow import FLOW_SCRIPT, tiny_params
+from tests.shipped_text import REPO_ROOT
 from tests.train.token_corpus import TokenData, build_token_data
 
 # Server, deploy, two workers, a flow-run process per run (each imports torch) and torchrun: minutes, not seconds.
@@ -110,3 +122,68 @@ def test_cancelling_a_training_run_leaves_no_training_process(token_data: TokenD
     _, alive = psutil.wait_procs(training, timeout=30)
     assert alive == []
     assert _training_processes(str(tmp_path)) == []
+
+
+def _flow_process_of(marker: str) -> psutil.Process | None:
+    """The flow-run process training under ``marker``: torchrun's parent."""
+    for proc in _training_processes(marker):
+        if "torch.distributed.run" in " ".join(proc.cmdline()):
+            return proc.parent()
+    return None
+
+
+def _run_log(client: SyncPrefectClient, flow_run_id: UUID) -> list[str]:
+    logs = client.read_logs(log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[flow_run_id])))
+    return [log.message for log in logs]
+
+
+def test_a_training_flow_killed_outright_gives_its_slot_back(token_data: TokenData, tmp_path: Path) -> None:
+    """SIGKILL reaches no handler: the slot comes back when its lease runs out and the next run, which said it was
+    waiting, trains; the worker, which outlived its child, marks the killed run Crashed."""
+    killed = tiny_params(token_data, tmp_path, run_name="ops-killed", max_steps=1_000_000, checkpoint_every=1_000_000)
+    following = tiny_params(token_data, tmp_path, run_name="ops-after-kill")
+    with get_client(sync_client=True) as client:
+        killed_id = _launch_train(client, killed.model_dump(mode="json"))
+        flow_process = _wait_for(lambda: _flow_process_of(killed.output_url), timeout_s=180, what="training started")
+        assert client.read_global_concurrency_limit_by_name("pretrain-gpu").active_slots == 1
+        training = _training_processes(killed.output_url)
+        flow_process.kill()
+        _, alive = psutil.wait_procs([flow_process, *training], timeout=30)
+        assert alive == []  # torchrun and its workers die with it (parent-death signal)
+
+        following_id = _launch_train(client, following.model_dump(mode="json"))
+        done = _final(client, following_id, timeout_s=400)
+        assert done.state is not None and done.state.type == StateType.COMPLETED, done.state
+        assert any("waiting for a slot of 'pretrain-gpu'" in m for m in _run_log(client, following_id))
+
+        crashed = _final(client, killed_id, timeout_s=240)
+        assert crashed.state is not None and crashed.state.type == StateType.CRASHED, crashed.state
+        assert "SIGKILL" in (crashed.state.message or "")
+        assert client.read_global_concurrency_limit_by_name("pretrain-gpu").active_slots == 0
+
+
+def test_a_flow_run_whose_process_died_with_nobody_watching_is_marked_crashed(
+    token_data: TokenData, tmp_path: Path, stack_env: dict[str, str]
+) -> None:
+    """A lost node takes the worker with the flow process: only the missing heartbeats tell, and the stack's
+    `crash-unresponsive-runs` automation sets the run Crashed (heartbeats every 30 s, Crashed after 90 s)."""
+    params = tiny_params(token_data, tmp_path, run_name="ops-lost", max_steps=1_000_000, checkpoint_every=1_000_000)
+    flow_process = subprocess.Popen(
+        [sys.executable, "-c", FLOW_SCRIPT, params.model_dump_json()],
+        cwd=REPO_ROOT, env={**stack_env, "PYTHONPATH": str(REPO_ROOT)}, start_new_session=True,
+    )  # fmt: skip
+    try:
+        _wait_for(lambda: _flow_process_of(params.output_url), timeout_s=180, what="training started")
+        with get_client(sync_client=True) as client:
+            (run,) = _wait_for(
+                lambda: client.read_flow_runs(flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=["ops-lost"]))),
+                timeout_s=30,
+                what="the run recorded",
+            )
+            os.killpg(flow_process.pid, signal.SIGKILL)
+            crashed = _final(client, run.id, timeout_s=300)
+    finally:
+        if flow_process.poll() is None:
+            flow_process.kill()
+    assert crashed.state is not None and crashed.state.type == StateType.CRASHED, crashed.state
+    assert "no heartbeat for 90 s" in (crashed.state.message or "")
