@@ -71,15 +71,77 @@ def test_empty_and_foreign_files_are_quarantined(tmp_path: Path, licenses: Path)
     assert foreign.reason == "invalid_warc"
 
 
-def test_corruption_mid_file_keeps_earlier_records_and_adds_one_drop(
-    tmp_path: Path, write_crawl: Callable[..., None]
+def test_a_corrupt_gzip_member_costs_only_its_record(
+    tmp_path: Path, write_crawl: Callable[..., None], crawl_topics: tuple[str, ...]
 ) -> None:
     write_crawl(tmp_path / "full.warc.gz")
-    third_page_offset = int(_read(tmp_path / "full.warc.gz")[0][2].location.split(" ")[0].rsplit(":", 1)[1])
+    full, _ = _read(tmp_path / "full.warc.gz")
+    third_page_offset = int(full[2].location.split(" ")[0].rsplit(":", 1)[1])
     data = bytearray((tmp_path / "full.warc.gz").read_bytes())
     for i in range(third_page_offset + 100, third_page_offset + 140):
         data[i] ^= 0x55  # scramble deflate data inside the third page's gzip member
     (tmp_path / "bad.warc.gz").write_bytes(bytes(data))
-    docs, _ = _read(tmp_path / "bad.warc.gz")
-    assert [d.reason for d in docs[:2]] == [None, None] and len(docs) == 3
-    assert docs[2].location == "bad.warc.gz" and docs[2].reason in {"invalid_warc", "corrupt_compressed_file"}
+    docs, stats = _read(tmp_path / "bad.warc.gz")
+    assert [d.reason for d in docs] == [None, None, "invalid_warc", *(d.reason for d in full[3:])]
+    assert docs[2].location == f"bad.warc.gz:{third_page_offset}"
+    assert [d.text for d in docs[3:]] == [d.text for d in full[3:]] and stats["warc_resyncs"] == 1
+
+
+def _plain_crawl(tmp_path: Path, write_crawl: Callable[..., None]) -> tuple[bytes, list[RawDoc], list[int]]:
+    """An uncompressed crawl, what it reads as, and the offset of each page's record."""
+    write_crawl(tmp_path / "plain.warc", gzip=False)
+    data = (tmp_path / "plain.warc").read_bytes()
+    docs, _ = _read(tmp_path / "plain.warc")
+    return data, docs, [int(d.location.split(" ")[0].rsplit(":", 1)[1]) for d in docs]
+
+
+def _with_length(data: bytes, record_offset: int, change: Callable[[int], bytes]) -> bytes:
+    start = data.index(b"Content-Length: ", record_offset) + len(b"Content-Length: ")
+    end = data.index(b"\r\n", start)
+    return data[:start] + change(int(data[start:end])) + data[end:]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param(lambda n: str(n - 300).encode(), id="too-short"),
+        pytest.param(lambda n: str(n + 700).encode(), id="too-long"),
+        pytest.param(lambda n: b"99999999", id="past-the-end"),
+        pytest.param(lambda n: b"many", id="not-a-number"),
+    ],
+)
+def test_a_record_with_a_wrong_length_is_dropped_and_reading_resumes_at_the_next(
+    tmp_path: Path, write_crawl: Callable[..., None], change: Callable[[int], bytes]
+) -> None:
+    data, full, offsets = _plain_crawl(tmp_path, write_crawl)
+    (tmp_path / "bad.warc").write_bytes(_with_length(data, offsets[1], change))
+    docs, stats = _read(tmp_path / "bad.warc")
+    assert docs[1].reason == "invalid_warc" and docs[1].location == f"bad.warc:{offsets[1]}"
+    assert [(d.text, d.reason) for i, d in enumerate(docs) if i != 1] == [
+        (d.text, d.reason) for i, d in enumerate(full) if i != 1
+    ]
+    assert stats["warc_resyncs"] == 1
+
+
+def test_records_with_garbage_headers_cost_only_themselves(tmp_path: Path, write_crawl: Callable[..., None]) -> None:
+    data, full, offsets = _plain_crawl(tmp_path, write_crawl)
+    garbage = b"WARC/1.0\r\nthis is: not\x00 a header\r\nnor this\r\n\r\n"  # no type, no length
+    first_line = len(b"WARC/1.0")
+    broken = data[: offsets[2]] + garbage + data[offsets[2] : offsets[3]] + b"GARBAGE" + data[offsets[3] + first_line :]
+    (tmp_path / "bad.warc").write_bytes(broken)
+    docs, stats = _read(tmp_path / "bad.warc")
+    assert [d.text for d in docs if d.reason is None] == [
+        d.text for i, d in enumerate(full) if d.reason is None and i != 3
+    ]
+    reasons = [d.reason for d in full]
+    assert [d.reason for d in docs] == [*reasons[:2], "invalid_warc", reasons[2], "invalid_warc", *reasons[4:]]
+    assert docs[2].text.startswith("a record without WARC-Type") and "first line: GARBAGE" in docs[4].text
+    assert stats["warc_resyncs"] == 2
+
+
+def test_a_plain_crawl_cut_mid_record_keeps_what_came_before(tmp_path: Path, write_crawl: Callable[..., None]) -> None:
+    data, full, offsets = _plain_crawl(tmp_path, write_crawl)
+    (tmp_path / "cut.warc").write_bytes(data[: offsets[3] + 700])
+    docs, _ = _read(tmp_path / "cut.warc")
+    assert [d.reason for d in docs] == [None, None, None, "truncated_compressed_file"]
+    assert [d.text for d in docs[:3]] == [d.text for d in full[:3]] and docs[3].location == "cut.warc"
