@@ -169,7 +169,8 @@ def _stage_report(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(message)s")
-    logging.getLogger("httpx").setLevel(logging.DEBUG if args.verbose else logging.WARNING)
+    for chatty in ("httpx", "botocore", "aiobotocore"):  # their INFO lines ("Found credentials ...") are noise here
+        logging.getLogger(chatty).setLevel(logging.DEBUG if args.verbose else logging.WARNING)
     # Offline defaults: no telemetry, and a patient start for the ephemeral API on a busy 2-core machine.
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")

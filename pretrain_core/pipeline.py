@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import multiprocessing
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -76,16 +76,18 @@ class StagePlan:
 _checked_roots: set[tuple[str, str | None]] = set()  # roots whose bucket this process has seen, checked once
 
 
-def configure_storage(cfg: PipelineConfig) -> None:
-    """Apply storage settings in this process (also called on every Dask worker before it touches data)."""
+def configure_storage(cfg: PipelineConfig, roots: Iterable[str] = ()) -> None:
+    """Apply storage settings in this process (also called on every Dask worker before it touches data), and
+    refuse, once per process, a root (`storage.root` and any overriding ``roots``) that cannot be used."""
     if cfg.storage.endpoint_url:
         storage.set_storage_options("s3", client_kwargs={"endpoint_url": cfg.storage.endpoint_url})
-    if (cfg.storage.root, cfg.storage.endpoint_url) not in _checked_roots:
-        try:
-            storage.ensure_bucket(cfg.storage.root, cfg.storage.create_bucket)
-        except FileNotFoundError as exc:
-            raise ConfigError(str(exc)) from None
-        _checked_roots.add((cfg.storage.root, cfg.storage.endpoint_url))
+    for root in (cfg.storage.root, *roots):
+        if (root, cfg.storage.endpoint_url) not in _checked_roots:
+            try:
+                storage.check_root(root, cfg.storage.create_bucket)
+            except storage.StorageUnavailable as exc:
+                raise ConfigError(str(exc)) from None
+            _checked_roots.add((root, cfg.storage.endpoint_url))
 
 
 class CorpusPipeline:
@@ -105,7 +107,7 @@ class CorpusPipeline:
         self._roots = roots or {}
         self._inputs = inputs or {}
         self._pool: ProcessPoolExecutor | None = None  # open while `run_stage` runs jobs in worker processes
-        configure_storage(cfg)
+        configure_storage(cfg, self._roots.values())
 
     def root(self, name: str) -> str:
         return self._roots.get(name) or storage.join(self.cfg.storage.root, "corpus", name)

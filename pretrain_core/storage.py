@@ -38,19 +38,81 @@ def filesystem(url: str) -> tuple[fsspec.AbstractFileSystem, str]:
     return url_to_fs(url, **_storage_options.get(protocol_of(url), {}))
 
 
-def ensure_bucket(url: str, create: bool) -> None:
-    """Refuse (or, with ``create``, make) the missing bucket of an object-store URL; nothing for other URLs."""
+class StorageUnavailable(RuntimeError):
+    """A storage root that cannot be used; the message is one line naming the URL and what to check."""
+
+
+def check_root(url: str, create_bucket: bool) -> None:
+    """Refuse a root before any work starts: a missing bucket (or, with ``create_bucket``, make it), an object store
+    that cannot be reached, missing or refused credentials. Raises StorageUnavailable."""
+    try:
+        _ensure_bucket(url, create_bucket)
+    except StorageUnavailable:
+        raise
+    except Exception as error:
+        message = explain_failure(url, error)
+        if message is None:
+            raise
+        raise StorageUnavailable(message) from error
+
+
+def _ensure_bucket(url: str, create: bool) -> None:
     if protocol_of(url) not in OBJECT_STORES:
         return
     fs, path = filesystem(url)
     bucket = path.split("/", 1)[0]
-    if fs.exists(bucket):
+    if _bucket_exists(fs, bucket):
         return
     if not create:
-        raise FileNotFoundError(
+        raise StorageUnavailable(
             f"bucket {bucket!r} of {url} does not exist: check storage.root, or set storage.create_bucket=true"
         )
     fs.mkdir(bucket)
+
+
+def _bucket_exists(fs: fsspec.AbstractFileSystem, bucket: str) -> bool:
+    """Whether the bucket exists; unlike `fs.exists`, which answers False for any error, an unreachable endpoint or
+    refused credentials raise (S3 asks HEAD on the bucket itself)."""
+    if not hasattr(fs, "call_s3"):
+        return bool(fs.exists(bucket))
+    try:
+        fs.call_s3("head_bucket", Bucket=bucket)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def explain_failure(url: str, error: BaseException) -> str | None:
+    """One line for a storage error a user must fix outside the pipeline (endpoint, credentials), else None."""
+    from botocore.exceptions import (
+        ClientError,
+        ConnectTimeoutError,
+        EndpointConnectionError,
+        NoCredentialsError,
+        PartialCredentialsError,
+    )
+
+    endpoint = _storage_options.get(protocol_of(url), {}).get("client_kwargs", {}).get("endpoint_url")
+    where = f" at {endpoint}" if endpoint else ""
+    cause = error.__cause__ or error.__context__
+    for candidate in (error, cause):
+        if isinstance(candidate, EndpointConnectionError | ConnectTimeoutError | ConnectionError):
+            return (
+                f"cannot reach the object store{where} for {url} ({type(candidate).__name__}): check "
+                "storage.endpoint_url and that the service is running and reachable from here"
+            )
+        if isinstance(candidate, NoCredentialsError | PartialCredentialsError):
+            return (
+                f"no usable credentials for {url}: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE, "
+                "or run where an instance role applies"
+            )
+        if isinstance(candidate, ClientError | PermissionError):
+            code = candidate.response.get("Error", {}).get("Code", "") if isinstance(candidate, ClientError) else ""
+            return (
+                f"access to {url}{where} refused ({code or candidate}): check the credentials and that they may "
+                "read and write this bucket"
+            )
+    return None
 
 
 def join(base: str, *parts: str) -> str:

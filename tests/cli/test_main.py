@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -119,3 +120,58 @@ def test_an_override_that_is_not_yaml_is_one_line(capsys: pytest.CaptureFixture[
     assert main(["config", "show", "--set", "dedup.threshold=[0.7"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith("pretrain: override 'dedup.threshold=[0.7': the value is not valid YAML") and "\n" not in err
+
+
+def _pretrain(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pretrain_cli.main", *args], cwd=cwd, env=env, capture_output=True, text=True,
+        timeout=180,
+    )  # fmt: skip
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])  # closed again: nothing listens there
+
+
+def _no_aws_env(tmp_path: Path) -> dict[str, str]:
+    """This process's environment without any AWS credentials or config the host may have."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    return {
+        **env,
+        "PYTHONPATH": str(REPO_ROOT),
+        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none"),
+        "AWS_CONFIG_FILE": str(tmp_path / "none"),
+        "AWS_EC2_METADATA_DISABLED": "true",
+        "AWS_DEFAULT_REGION": "us-east-1",
+    }
+
+
+def test_an_unreachable_object_store_is_one_line_naming_the_endpoint(tmp_path: Path) -> None:
+    (tmp_path / "in.jsonl").write_text(json.dumps({"text": "a document"}) + "\n")
+    dead = f"http://127.0.0.1:{_free_port()}"
+    env = {**_no_aws_env(tmp_path), "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}
+    args = ["stage", "ingest", "--input", "in.jsonl", "--output", "s3://pretrain-test/out"]
+    done = _pretrain([*args, "--set", f"storage.endpoint_url={dead}"], env, tmp_path)
+    assert done.returncode == 2
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith(f"pretrain: cannot reach the object store at {dead} for s3://pretrain-test/out")
+    assert "storage.endpoint_url" in last and "Traceback" not in done.stderr
+
+
+def test_missing_credentials_are_one_line_saying_what_to_set(tmp_path: Path, s3_endpoint: str) -> None:
+    (tmp_path / "in.jsonl").write_text(json.dumps({"text": "a document"}) + "\n")
+    args = ["stage", "ingest", "--input", "in.jsonl", "--output", "s3://pretrain-test/out"]
+    done = _pretrain([*args, "--set", f"storage.endpoint_url={s3_endpoint}"], _no_aws_env(tmp_path), tmp_path)
+    assert done.returncode == 2
+    assert (
+        done.stderr.strip()
+        .splitlines()[-1]
+        .startswith(
+            "pretrain: no usable credentials for s3://pretrain-test/out: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
+        )
+    )
+    assert "Traceback" not in done.stderr
