@@ -167,11 +167,6 @@ def test_missing_credentials_are_one_line_saying_what_to_set(tmp_path: Path, s3_
     args = ["stage", "ingest", "--input", "in.jsonl", "--output", "s3://pretrain-test/out"]
     done = _pretrain([*args, "--set", f"storage.endpoint_url={s3_endpoint}"], _no_aws_env(tmp_path), tmp_path)
     assert done.returncode == 2
-    assert (
-        done.stderr.strip()
-        .splitlines()[-1]
-        .startswith(
-            "pretrain: no usable credentials for s3://pretrain-test/out: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY"
-        )
-    )
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("pretrain: no usable credentials for s3://pretrain-test/out: set AWS_ACCESS_KEY_ID")
     assert "Traceback" not in done.stderr
