@@ -7,6 +7,7 @@ import pytest
 from pretrain_core import storage
 from pretrain_core.config import ConfigError, load_config
 from pretrain_core.pipeline import CorpusPipeline, training_config
+from tests.fault_proxy import FAULTS, FaultProxy
 
 
 def test_stages_run_against_a_real_s3_api_and_rerun_does_nothing(small_config_file: Path, s3_endpoint: str) -> None:
@@ -25,6 +26,32 @@ def test_stages_run_against_a_real_s3_api_and_rerun_does_nothing(small_config_fi
 
         again = CorpusPipeline(cfg).run_stage("clean")
         assert again == clean  # read back from the manifest, not recomputed
+    finally:
+        storage.set_storage_options("s3")
+
+
+def test_transient_s3_faults_are_retried_and_change_nothing(small_config_file: Path, s3_endpoint: str) -> None:
+    """Every third request through the proxy fails (503 SlowDown, 500, a dropped connection): the stages still
+    finish, with the very bytes of a run that saw no fault, and no temporary object is left behind."""
+    calm_root, stormy_root = "s3://pretrain-test/calm", "s3://pretrain-test/stormy"
+    try:
+        CorpusPipeline(
+            load_config(small_config_file, [f"storage.root={calm_root}", f"storage.endpoint_url={s3_endpoint}"])
+        ).run_stage("ingest")
+        with FaultProxy(s3_endpoint, every=3) as proxy:
+            stormy = [f"storage.root={stormy_root}", f"storage.endpoint_url={proxy.url}"]
+            CorpusPipeline(load_config(small_config_file, stormy)).run_stage("ingest")
+        assert min(proxy.injected[fault] for fault in FAULTS) > 0
+        storage.set_storage_options("s3", client_kwargs={"endpoint_url": s3_endpoint})
+        calm = storage.list_files(f"{calm_root}/corpus/ingest")
+        assert [u.replace(calm_root, "") for u in calm] == [
+            u.replace(stormy_root, "") for u in storage.list_files(f"{stormy_root}/corpus/ingest")
+        ]
+        for url in calm:
+            if url.endswith(".parquet"):
+                assert storage.read_bytes(url) == storage.read_bytes(url.replace(calm_root, stormy_root)), url
+        fs, _ = storage.filesystem(stormy_root)
+        assert [p for p in fs.find("pretrain-test/stormy") if "/.tmp-" in p] == []
     finally:
         storage.set_storage_options("s3")
 
