@@ -4,10 +4,12 @@ finished work is skipped."""
 from __future__ import annotations
 
 from prefect import flow, unmapped
+from prefect.runtime import flow_run
 
 from pretrain_core.config import PipelineConfig, load_config
 from pretrain_core.manifest import StageManifest
-from pretrain_core.pipeline import CORPUS_STAGES
+from pretrain_core.pipeline import CORPUS_STAGES, CorpusPipeline
+from pretrain_core.root_lock import root_lock
 from tasks.corpus import (
     fit_for_stage,
     plan_fit_maps,
@@ -62,5 +64,8 @@ def corpus_rebuild(config_path: str | None = None, overrides: list[str] | None =
 
 
 def run_corpus(cfg: PipelineConfig) -> dict[str, StageManifest]:
-    """Run the stages with the task runner the config's execution section asks for."""
-    return rebuild_stages.with_options(task_runner=task_runner_for(cfg.execution))(cfg)
+    """Run the stages with the task runner the config's execution section asks for, holding the output root for
+    this config (a run of another config there is refused; see `pretrain_core.root_lock`)."""
+    fingerprint = CorpusPipeline(cfg).fingerprint()
+    with root_lock(cfg.storage.root, fingerprint, what=f"flow run {flow_run.get_name() or 'outside Prefect'}"):
+        return rebuild_stages.with_options(task_runner=task_runner_for(cfg.execution))(cfg)

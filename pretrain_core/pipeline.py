@@ -117,6 +117,11 @@ class CorpusPipeline:
         sections = self.registry.entry(name).hooks().settings_of(self.cfg)
         return {k: v.model_dump(mode="json") if isinstance(v, BaseModel) else v for k, v in sections.items()}
 
+    def fingerprint(self) -> str:
+        """The hash of every stage's settings, chained: what the outputs under `storage.root` depend on (the
+        output root's lock names it, so a run of another config is refused there)."""
+        return self.config_hash(list(self.registry.hash_order())[-1])
+
     def config_hash(self, name: str) -> str:
         """Each stage's hash chains its upstream's, so changing an early stage invalidates everything after it."""
         order = list(self.registry.hash_order())

@@ -7,6 +7,8 @@ columns that earlier stages would have filled (`lang` = "und", each document its
 
 from __future__ import annotations
 
+import hashlib
+import json
 import zlib
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +21,8 @@ from pretrain_core.config import PipelineConfig
 from pretrain_core.ingest.compression import open_decompressed
 from pretrain_core.ingest.config import SourceConfig
 from pretrain_core.manifest import StageManifest
-from pretrain_core.pipeline import CorpusPipeline
+from pretrain_core.pipeline import CorpusPipeline, configure_storage
+from pretrain_core.root_lock import root_lock
 from pretrain_core.stages import CORPUS, StageRegistry
 
 _NEUTRAL: dict[str, Any] = {
@@ -125,6 +128,22 @@ def run_standalone(
 ) -> StageManifest:
     """Run `stage` on `input_urls`, writing its data, quarantine, artifacts and manifest under `output`; the shared
     fits it uses (tokenizer, splits) are fitted on the same inputs, under `output` too."""
+    configure_storage(cfg, [output])  # a root that cannot be used is refused before the lock is written there
+    fingerprint = hashlib.sha256(json.dumps([stage, sorted(input_urls), cfg.hash()]).encode()).hexdigest()[:16]
+    with root_lock(output, fingerprint, what=f"pretrain stage {stage}"):
+        return _run_standalone(cfg, stage, input_urls, output, domain, text_field, progress, registry)
+
+
+def _run_standalone(
+    cfg: PipelineConfig,
+    stage: str,
+    input_urls: list[str],
+    output: str,
+    domain: str,
+    text_field: str,
+    progress: Callable[[int, int], None] | None,
+    registry: StageRegistry,
+) -> StageManifest:
     spec = registry.stage(stage)
     if spec.input_schema is None:  # reads_sources, spelt so the type checker narrows input_schema below
         sources = [_source_for(u, i, domain, text_field) for i, u in enumerate(input_urls)]
