@@ -14,12 +14,16 @@ from pretrain_core.root_lock import LOCK_FILE, RootInUse, lock_url, root_lock
 
 
 def test_a_run_of_another_config_is_refused_naming_the_holder(tmp_path: Path) -> None:
-    with root_lock(str(tmp_path), "aaaa", what="flow run brave-otter"):
-        with pytest.raises(RootInUse, match=r"in use by another run with a different config \(config aaaa, flow run "
-                           r"brave-otter on .+\); this run's config is bbbb: wait for it to finish, or use another "
-                           r"storage.root"):  # fmt: skip
-            with root_lock(str(tmp_path), "bbbb", what="flow run calm-heron"):
-                pass
+    refused = (
+        r"in use by another run with a different config \(config aaaa, flow run brave-otter on .+\); this run's "
+        r"config is bbbb: wait for it to finish, or use another storage.root"
+    )
+    with (
+        root_lock(str(tmp_path), "aaaa", what="flow run brave-otter"),
+        pytest.raises(RootInUse, match=refused),
+        root_lock(str(tmp_path), "bbbb", what="flow run calm-heron"),
+    ):
+        pass
     assert not (tmp_path / LOCK_FILE).exists()  # released: the next run of any config may start
     with root_lock(str(tmp_path), "bbbb", what="flow run calm-heron"):
         pass
@@ -30,9 +34,8 @@ def test_runs_of_the_same_config_join_and_the_last_one_out_releases(tmp_path: Pa
         with root_lock(str(tmp_path), "aaaa", what="second"):
             assert len(json.loads((tmp_path / LOCK_FILE).read_text())["holders"]) == 2
         assert len(json.loads((tmp_path / LOCK_FILE).read_text())["holders"]) == 1
-        with pytest.raises(RootInUse):
-            with root_lock(str(tmp_path), "bbbb", what="other"):
-                pass
+        with pytest.raises(RootInUse), root_lock(str(tmp_path), "bbbb", what="other"):
+            pass
     assert not (tmp_path / LOCK_FILE).exists()
 
 
@@ -46,9 +49,8 @@ def test_the_claim_of_a_run_killed_outright_lapses(tmp_path: Path) -> None:
 def test_a_held_lock_is_renewed_past_its_ttl(tmp_path: Path) -> None:
     with root_lock(str(tmp_path), "aaaa", what="long run", ttl_s=0.4):
         time.sleep(1.0)  # 2.5 TTLs: only the heartbeat keeps the claim fresh
-        with pytest.raises(RootInUse):
-            with root_lock(str(tmp_path), "bbbb", what="other", ttl_s=0.4):
-                pass
+        with pytest.raises(RootInUse), root_lock(str(tmp_path), "bbbb", what="other", ttl_s=0.4):
+            pass
 
 
 def test_a_standalone_stage_on_a_root_held_by_another_config_is_one_line(
