@@ -3,7 +3,12 @@ stage raises when its settings cannot work on its input (the CLI prints it as on
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# Every seed: numpy's generators take 0 .. 2**32 - 1, so a larger one would be accepted here and fail mid-run.
+Seed = Annotated[int, Field(ge=0, le=2**32 - 1)]
 
 
 class StrictModel(BaseModel):

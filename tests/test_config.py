@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 import yaml
+from pydantic import BaseModel
 
-from pretrain_core.config import DEFAULT_CONFIG, ConfigError, apply_overrides, load_config
+from pretrain_core.config import DEFAULT_CONFIG, ConfigError, PipelineConfig, apply_overrides, load_config
 
 
 def _write(tmp_path: Path, text: str) -> Path:
@@ -76,3 +78,24 @@ def test_sources_given_beside_a_sources_file_are_refused_not_ignored() -> None:
         load_config(overrides=["sources=5"])
     with pytest.raises(ConfigError, match=r"sources: Input should be a valid list"):
         load_config(overrides=["sources=5", "sources_file=null"])
+
+
+def _seed_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
+    """Dotted keys of every seed in the config, found by walking the models (so a new seed cannot be missed)."""
+    keys = []
+    for name, field in model.model_fields.items():
+        annotation = field.annotation
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            keys += _seed_keys(annotation, f"{prefix}{name}.")
+        elif "seed" in name:
+            keys.append(f"{prefix}{name}")
+    return keys
+
+
+def test_every_seed_numpy_cannot_use_is_refused_naming_its_key() -> None:
+    keys = _seed_keys(PipelineConfig)
+    assert {"train.seed", "dedup.seed", "tokenizer.seed"} <= set(keys) and len(keys) >= 6
+    for key in keys:
+        load_config(None, [f"{key}={2**32 - 1}"])
+        with pytest.raises(ConfigError, match=rf"{re.escape(key)}: Input should be less than or equal to 4294967295"):
+            load_config(None, [f"{key}={2**32}"])

@@ -6,7 +6,7 @@ from typing import Literal, Self
 
 from pydantic import Field, model_validator
 
-from pretrain_core.config_base import StrictModel
+from pretrain_core.config_base import Seed, StrictModel
 from pretrain_core.dedup.normalize import DEFAULT_IGNORE, Ignorable
 
 
@@ -109,7 +109,7 @@ class DedupConfig(StrictModel):
         description="SimHash: fingerprints at most this many bits apart are candidates; the lookup uses "
         "simhash_max_hamming + 1 bands, so larger values make the bands short and unselective.",
     )
-    seed: int = Field(default=1, ge=0, le=2**32 - 1, description="Seed of the MinHash permutations.")
+    seed: Seed = Field(default=1, description="Seed of the MinHash permutations.")
     representative: Literal["longest", "smallest_id"] = Field(
         default="longest",
         description="Which cluster member is kept: the longest text (ties by smallest id), or the smallest id.",

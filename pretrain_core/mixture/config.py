@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from pretrain_core.config_base import StrictModel
+from pretrain_core.config_base import Seed, StrictModel
 from pretrain_core.schema import DOMAINS
 
 WEIGHT_SUM_TOLERANCE = 1e-6
@@ -40,7 +40,7 @@ class MixtureConfig(StrictModel):
         le=0.1,
         description="Allowed gap between realised and target share; the plan flags misses.",
     )
-    seed: int = Field(default=0, ge=0, description="Seed of the document sample for the fractional epoch.")
+    seed: Seed = Field(default=0, description="Seed of the document sample for the fractional epoch.")
     num_threads: int = Field(default=1, ge=1, le=256, description="SentencePiece threads for counting tokens.")
 
     @field_validator("weights")

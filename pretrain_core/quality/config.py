@@ -28,7 +28,7 @@ from typing import Any, Literal, Self
 
 from pydantic import Field, model_validator
 
-from pretrain_core.config_base import StrictModel
+from pretrain_core.config_base import Seed, StrictModel
 
 Bucket = Literal["head", "middle", "tail"]
 BUCKETS: tuple[Bucket, ...] = ("head", "middle", "tail")
@@ -227,7 +227,7 @@ class QualityConfig(StrictModel):
             "stat 'quality_lang_detected'."
         ),
     )
-    seed: int = Field(default=0, ge=0, le=2**63 - 1, description="Seed of the reference and cut-off samples.")
+    seed: Seed = Field(default=0, description="Seed of the reference and cut-off samples.")
     batch_chars: int = Field(
         default=4_000_000, ge=10_000, description="Characters scored per batch (bounds memory while scoring)."
     )

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from pretrain_core.config_base import StrictModel
+from pretrain_core.config_base import Seed, StrictModel
 
 
 class TokenizerConfig(StrictModel):
@@ -60,7 +60,7 @@ class TokenizerConfig(StrictModel):
         description="Training text is fed in runs of whole lines of at most this many characters; longer lines are "
         "cut into pieces of at most this.",
     )
-    seed: int = Field(default=0, ge=0, description="Seed of the document sample.")
+    seed: Seed = Field(default=0, description="Seed of the document sample.")
     num_threads: int = Field(
         default=1, ge=1, le=256, description="Trainer threads; the model is identical for any count (checked in tests)."
     )
@@ -83,8 +83,8 @@ class PackConfig(StrictModel):
         description="Per domain, at least this many documents in each held-out split with a non-zero fraction "
         "(a domain always keeps one training document).",
     )
-    split_seed: int = Field(default=0, ge=0, description="Seed of the per-document split assignment.")
-    order_seed: int = Field(default=0, ge=0, description="Seed of the document order inside a packed stream.")
+    split_seed: Seed = Field(default=0, description="Seed of the per-document split assignment.")
+    order_seed: Seed = Field(default=0, description="Seed of the document order inside a packed stream.")
     add_bos: bool = Field(default=True, description="Put the tokenizer's BOS id before every document.")
     add_eos: bool = Field(default=True, description="Put the tokenizer's EOS id after every document.")
     num_threads: int = Field(default=1, ge=1, le=256, description="SentencePiece encoding threads per shard.")

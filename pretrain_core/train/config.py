@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from pretrain_core.config_base import StrictModel
+from pretrain_core.config_base import Seed, StrictModel
 from pretrain_core.train.model_args import ModelArgs
 
 # (n_layer, n_head, d_model). `tiny` trains the CPU demo in minutes; `124m` is GPT-2 small.
@@ -42,7 +42,7 @@ class TrainConfig(StrictModel):
     eps: float = Field(default=1e-8, gt=0, le=1e-3, description="AdamW epsilon.")
     grad_clip: float = Field(default=1.0, ge=0, description="Max global gradient L2 norm; 0 disables clipping.")
     precision: Literal["fp32", "bf16"] = Field(default="fp32", description="fp32, or bf16 autocast with fp32 weights.")
-    seed: int = Field(default=1234, ge=0, description="Seed for initialisation and data order.")
+    seed: Seed = Field(default=1234, description="Seed for initialisation and data order.")
     checkpoint_every: int = Field(
         default=100, ge=1, description="Save a checkpoint every this many steps (and at the end)."
     )
@@ -129,6 +129,6 @@ class EvalConfig(StrictModel):
     max_new_tokens: int = Field(default=48, ge=1, le=4096, description="Tokens generated per sample.")
     top_k: int = Field(default=40, ge=1, description="Top-k cutoff for the sampled completions.")
     temperature: float = Field(default=0.8, gt=0, le=10, description="Softmax temperature for the sampled completions.")
-    seed: int = Field(default=1234, ge=0, description="Seed for the top-k samples.")
+    seed: Seed = Field(default=1234, description="Seed for the top-k samples.")
     num_threads: int = Field(default=2, ge=1, le=512, description="torch intra-op threads.")
     precision: Literal["fp32", "bf16"] = Field(default="fp32", description="fp32, or bf16 autocast for scoring.")
