@@ -28,9 +28,23 @@ def _run_name_from(data: dict[str, Any]) -> str:
     return default_run_name(data.get("model", "tiny"), data.get("max_steps", 0))
 
 
+_BOUND_WORDS = {"ge": "≥", "gt": ">", "le": "≤", "lt": "<"}
+
+
 def _knob(name: str) -> Any:
-    """TrainConfig's own field (default, bounds, description): the form cannot drift from the config it fills."""
-    return copy.deepcopy(TrainConfig.model_fields[name])
+    """TrainConfig's own field (default, bounds, description): the form cannot drift from the config it fills.
+    The bounds are also spelt out in the description, which the UI shows beside the input (it enforces them
+    silently otherwise)."""
+    field = copy.deepcopy(TrainConfig.model_fields[name])
+    bounds = [
+        f"{_BOUND_WORDS[attr]} {getattr(meta, attr):g}"
+        for meta in field.metadata
+        for attr in _BOUND_WORDS
+        if getattr(meta, attr, None) is not None
+    ]
+    if bounds:
+        field.description = f"{field.description} Allowed: {', '.join(bounds)}."
+    return field
 
 
 # What changes between runs; everything else keeps TrainConfig's defaults.
@@ -72,7 +86,7 @@ class TrainRunParams(StrictModel):
     )
     checkpoint_every: int = _knob("checkpoint_every")
     timeout_s: float | None = Field(
-        default=None, gt=0, description="Terminate training after this many seconds; empty: no limit."
+        default=None, gt=0, description="Terminate training after this many seconds; empty: no limit. Allowed: > 0."
     )
 
     @property

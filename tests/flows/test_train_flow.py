@@ -56,6 +56,9 @@ def test_every_parameter_in_the_form_is_described() -> None:
     undescribed = [name for name, spec in fields.items() if name != "params" and not spec.get("description")]
     assert undescribed == []
     assert schema["definitions"]["TrainRunParams"]["properties"]["lr"]["exclusiveMinimum"] == 0
+    bounded = [name for name, spec in fields.items() if {"minimum", "maximum", "exclusiveMinimum"} & set(spec)]
+    assert "lr" in bounded and all("Allowed:" in fields[name]["description"] for name in bounded)
+    assert fields["lr"]["description"].endswith("Allowed: > 0, ≤ 1.")  # the UI shows descriptions, not bounds
 
 
 def _checkpoint_events(run_name: str) -> list[Any]:
