@@ -244,9 +244,9 @@ class CorpusPipeline:
         started = time.perf_counter()
         artifacts = fit(artifact_dir)
         seconds = round(time.perf_counter() - started + (map_seconds(name) if map_seconds else 0.0), 3)
-        storage.write_json(
-            storage.join(artifact_dir, FIT_MARKER), {"config_hash": hash_, "artifacts": artifacts, "seconds": seconds}
-        )
+        digests = {key: storage.sha256(url) for key, url in artifacts.items()}
+        marker = {"config_hash": hash_, "artifacts": artifacts, "sha256": digests, "seconds": seconds}
+        storage.write_json(storage.join(artifact_dir, FIT_MARKER), marker)
         return artifacts
 
     # -- shards ------------------------------------------------------------------------------------------------
@@ -334,15 +334,27 @@ class CorpusPipeline:
         return [future.result() for future in futures]
 
 
+class ArtifactChanged(ConfigError):
+    """A fit's artifact no longer has the bytes its marker recorded: replaced, planted or damaged since."""
+
+
 def _finished_fit(artifact_dir: str, hash_: str) -> dict[str, str] | None:
-    """The artifacts of the fit whose marker in `artifact_dir` says it ran under `hash_` (all still there)."""
+    """The artifacts of the fit whose marker in `artifact_dir` says it ran under `hash_` (all still there, each
+    with the sha256 the marker recorded: a changed one is refused, never used)."""
     marker = storage.join(artifact_dir, FIT_MARKER)
     if not storage.exists(marker):
         return None
     done = storage.read_json(marker)
-    if done["config_hash"] != hash_ or not all(storage.exists(u) for u in done["artifacts"].values()):
-        return None
-    return dict(done["artifacts"])
+    artifacts: dict[str, str] = done["artifacts"]
+    if done["config_hash"] != hash_ or "sha256" not in done or not all(storage.exists(u) for u in artifacts.values()):
+        return None  # another config's fit, one from before digests were recorded, or a lost artifact: refit
+    for key, url in artifacts.items():
+        if (found := storage.sha256(url)) != done["sha256"][key]:
+            raise ArtifactChanged(
+                f"{url} changed since its fit recorded it (sha256 {done['sha256'][key][:12]}… now {found[:12]}…): "
+                f"refusing to use it; delete {marker} to fit again"
+            )
+    return dict(artifacts)
 
 
 def training_config(cfg: PipelineConfig) -> TrainConfig:

@@ -7,6 +7,7 @@ file under its final name; readers only ever see complete files.
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import os
 import uuid
@@ -209,6 +210,21 @@ def read_artifact(url: str, columns: tuple[str, ...] | None = None) -> pa.Table:
 @functools.lru_cache(maxsize=4)
 def _read_artifact(url: str, version: str, columns: tuple[str, ...] | None) -> pa.Table:
     return read_parquet(url, list(columns) if columns else None).combine_chunks()
+
+
+def sha256(url: str) -> str:
+    """Hex digest of a file's bytes, read in chunks; of a directory, of its files' relative names and digests."""
+    fs, path = filesystem(url)
+    if fs.isdir(path):
+        digest = hashlib.sha256()
+        for file_url in list_files(url):
+            digest.update(f"{file_url[len(url.rstrip('/')) :]}\0{sha256(file_url)}\n".encode())
+        return digest.hexdigest()
+    digest = hashlib.sha256()
+    with fs.open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def remove(url: str) -> None:

@@ -1,12 +1,14 @@
 from __future__ import annotations
 
+import pickle
+import re
 from pathlib import Path
 
 import pytest
 
 from pretrain_core import storage
 from pretrain_core.config import ConfigError, load_config
-from pretrain_core.pipeline import CorpusPipeline, training_config
+from pretrain_core.pipeline import ArtifactChanged, CorpusPipeline, training_config
 from tests.fault_proxy import FAULTS, FaultProxy
 
 
@@ -54,6 +56,20 @@ def test_transient_s3_faults_are_retried_and_change_nothing(small_config_file: P
         assert [p for p in fs.find("pretrain-test/stormy") if "/.tmp-" in p] == []
     finally:
         storage.set_storage_options("s3")
+
+
+def test_an_artifact_replaced_after_its_fit_is_refused_not_loaded(small_config_file: Path) -> None:
+    """A pickle planted in place of a fitted model (or any change to its bytes) is caught by the digest the fit's
+    marker recorded, before any stage reads it."""
+    pipeline = CorpusPipeline(load_config(small_config_file))
+    for name in ("ingest", "clean", "dedup"):
+        pipeline.run_stage(name)
+    artifacts = pipeline.fit("dedup")
+    assert pipeline.fit("dedup") == artifacts  # unchanged: reused
+    target = next(iter(artifacts.values()))
+    storage.write_bytes(target, pickle.dumps({"os.system": "echo planted"}))
+    with pytest.raises(ArtifactChanged, match=rf"{re.escape(target)} changed since its fit recorded it .* delete "):
+        pipeline.fit("dedup")
 
 
 def test_changing_an_early_stage_invalidates_every_later_one(small_config_file: Path) -> None:

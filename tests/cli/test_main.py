@@ -11,6 +11,7 @@ import pytest
 
 from pretrain_cli.main import build_parser, main
 from pretrain_core import storage
+from tests.infra.processes import free_port
 from tests.shipped_text import REPO_ROOT
 
 
@@ -129,14 +130,6 @@ def _pretrain(args: list[str], env: dict[str, str], cwd: Path) -> subprocess.Com
     )  # fmt: skip
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])  # closed again: nothing listens there
-
-
 def _no_aws_env(tmp_path: Path) -> dict[str, str]:
     """This process's environment without any AWS credentials or config the host may have."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
@@ -152,7 +145,7 @@ def _no_aws_env(tmp_path: Path) -> dict[str, str]:
 
 def test_an_unreachable_object_store_is_one_line_naming_the_endpoint(tmp_path: Path) -> None:
     (tmp_path / "in.jsonl").write_text(json.dumps({"text": "a document"}) + "\n")
-    dead = f"http://127.0.0.1:{_free_port()}"
+    dead = f"http://127.0.0.1:{free_port()}"
     env = {**_no_aws_env(tmp_path), "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}
     args = ["stage", "ingest", "--input", "in.jsonl", "--output", "s3://pretrain-test/out"]
     done = _pretrain([*args, "--set", f"storage.endpoint_url={dead}"], env, tmp_path)

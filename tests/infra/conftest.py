@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,45 +13,17 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, WorkPoolCreate
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
+from tests.infra.processes import PREFECT, free_port, stop, wait_healthy
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PREFECT_FILE = REPO_ROOT / "infra" / "prefect.yaml"
 POOLS = {"pretrain-cpu": "process", "pretrain-gpu": "process"}
-PREFECT = [sys.executable, "-m", "prefect"]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_healthy(api_url: str, server: subprocess.Popen[bytes], timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if server.poll() is not None:
-            raise RuntimeError(f"prefect server exited with {server.returncode}")
-        try:
-            with urllib.request.urlopen(f"{api_url}/health", timeout=2) as response:
-                if response.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.5)
-    raise TimeoutError(f"prefect server not healthy after {timeout_s} s")
-
-
-def _stop(process: subprocess.Popen[bytes], grace_s: float = 15) -> None:
-    process.terminate()
-    try:
-        process.wait(timeout=grace_s)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
 
 
 @pytest.fixture(scope="session")
 def stack_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     """Environment of every process of the stack: its own Prefect home and API address, fast worker polling."""
-    port = _free_port()
+    port = free_port()
     return {
         **os.environ,
         "PREFECT_HOME": str(tmp_path_factory.mktemp("prefect-home")),
@@ -82,7 +51,7 @@ def deployed_api(stack_env: dict[str, str]) -> Iterator[str]:
         start_new_session=True,
     )
     try:
-        _wait_healthy(api_url, server, timeout_s=60)
+        wait_healthy(api_url, server, timeout_s=60)
         with temporary_settings(updates={PREFECT_API_URL: api_url}), get_client(sync_client=True) as client:
             for name, pool_type in POOLS.items():
                 client.create_work_pool(WorkPoolCreate(name=name, type=pool_type))
@@ -104,7 +73,7 @@ def deployed_api(stack_env: dict[str, str]) -> Iterator[str]:
         with temporary_settings(updates={PREFECT_API_URL: api_url}):
             yield api_url
     finally:
-        _stop(server)
+        stop(server)
 
 
 @pytest.fixture(scope="session")
@@ -128,4 +97,4 @@ def workers(deployed_api: str, stack_env: dict[str, str], tmp_path_factory: pyte
         yield logs
     finally:
         for worker in started:
-            _stop(worker, grace_s=30)
+            stop(worker, grace_s=30)
