@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import lzma
 import zlib
 from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+import zstandard
 
 from pretrain_core import schema, storage
 from pretrain_core.config import PipelineConfig
@@ -67,19 +69,15 @@ def _is_ingested(url: str) -> bool:
     return set(schema.INGEST.names) <= names
 
 
-_GZIP_MAGIC = b"\x1f\x8b"
-
-
 def input_format(url: str) -> str:
     """jsonl, parquet, warc or wet: from the file's first bytes (decompressed), so a WARC is never read as JSONL.
     Text that is neither WARC nor Parquet is taken as JSONL, whose reader quarantines lines that do not parse; a
     file too damaged to look into goes by its suffix, to the reader that counts it as truncated or corrupt."""
     try:
-        with open_decompressed(url) as stream:
+        with open_decompressed(url) as stream:  # compressed under any name: the codec comes from the bytes
             head = stream.read(4096)
-        if head.startswith(_GZIP_MAGIC):  # gzip without its suffix: look inside (warcio reads it either way)
-            head = zlib.decompressobj(16 + zlib.MAX_WBITS).decompress(head, 4096)
-    except (EOFError, OSError, zlib.error):  # damaged: the suffix decides, and that reader quarantines the file
+    except (EOFError, OSError, zlib.error, zstandard.ZstdError, lzma.LZMAError):
+        # damaged: the suffix decides, and that reader quarantines the file
         return "parquet" if url.endswith(".parquet") else "jsonl"
     if head.startswith(b"PAR1"):
         return "parquet"

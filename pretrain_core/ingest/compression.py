@@ -1,4 +1,5 @@
-"""Open an input file as a stream of decompressed bytes, chosen by suffix, that reports truncation loudly.
+"""Open an input file as a stream of decompressed bytes, codec from its first bytes (else its suffix), that
+reports truncation loudly.
 
 Python's gzip/bz2/lzma readers raise EOFError on a cut-off file; zstandard's stream reader silently stops, so
 zstd gets a small reader here that raises the same way. Output is produced in bounded chunks, so a huge
@@ -11,6 +12,7 @@ import bz2
 import gzip
 import io
 import lzma
+import re
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -65,8 +67,19 @@ class _ZstdReader(io.RawIOBase):
         self._pending = b"".join(out)
 
 
-def compression_of(url: str) -> str | None:
-    """The codec implied by the file name, or None for plain files."""
+_MAGIC = ((b"\x1f\x8b", "gzip"), (b"\x28\xb5\x2f\xfd", "zstd"), (b"\xfd7zXZ\x00", "xz"))
+_BZ2 = re.compile(rb"BZh[1-9]")
+
+
+def compression_of(url: str, head: bytes = b"") -> str | None:
+    """The codec of a file: what its first bytes say (a name can lie: a gzip file called `.jsonl`), else what its
+    name says (so a compressed file whose header is damaged is read as compressed and reported corrupt), else
+    None for a plain file."""
+    for magic, codec in _MAGIC:
+        if head.startswith(magic):
+            return codec
+    if _BZ2.match(head):
+        return "bz2"
     name = url.rsplit("/", 1)[-1].lower()
     for suffix, codec in ((".gz", "gzip"), (".zst", "zstd"), (".zstd", "zstd"), (".bz2", "bz2"), (".xz", "xz")):
         if name.endswith(suffix):
@@ -78,8 +91,11 @@ def compression_of(url: str) -> str | None:
 def open_decompressed(url: str) -> Iterator[IO[bytes]]:
     """A binary stream of the file's decompressed bytes; read it in bounded pieces with `read(n)`."""
     fs, path = storage.filesystem(url)
-    with fs.open(path, "rb") as raw, _decompressing(raw, compression_of(url)) as stream:
-        yield stream
+    with fs.open(path, "rb") as raw:
+        head = raw.read(6)
+        raw.seek(0)
+        with _decompressing(raw, compression_of(url, head)) as stream:
+            yield stream
 
 
 def _decompressing(raw: IO[bytes], codec: str | None) -> IO[bytes]:

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import bz2
 import gzip
+import lzma
 from collections.abc import Callable
 from pathlib import Path
 
@@ -12,10 +14,31 @@ from pretrain_core.ingest.compression import CORRUPT, TRUNCATED, compression_of,
 GPL = (Path(__file__).resolve().parents[2] / "data" / "reference" / "licences" / "GPL-3").read_bytes()
 
 
-def test_codec_follows_the_suffix() -> None:
+def test_codec_follows_the_bytes_then_the_suffix() -> None:
     assert compression_of("s3://b/x.jsonl.gz") == "gzip"
     assert compression_of("x.JSONL.ZST") == "zstd"
     assert compression_of("x.jsonl") is None
+    assert compression_of("x.jsonl", gzip.compress(b"{}")[:6]) == "gzip"  # the name lies: the bytes win
+    assert compression_of("x.txt", zstandard.ZstdCompressor().compress(b"{}")[:6]) == "zstd"
+    assert compression_of("x.jsonl", b"BZh91A") == "bz2"
+    assert compression_of("x.jsonl.gz", b"\x00\x8b\x08\x00\x00\x00") == "gzip"  # damaged magic: still gzip
+
+
+@pytest.mark.parametrize(
+    ("name", "compress"),
+    [
+        ("gzip-named.jsonl", gzip.compress),
+        ("zstd-named.txt", lambda b: zstandard.ZstdCompressor().compress(b)),
+        ("bz2-named.jsonl", bz2.compress),
+        ("xz-named.jsonl", lzma.compress),
+    ],
+)
+def test_a_compressed_file_under_a_plain_name_reads_decompressed(
+    tmp_path: Path, name: str, compress: Callable[[bytes], bytes]
+) -> None:
+    (tmp_path / name).write_bytes(compress(GPL))
+    with open_decompressed(str(tmp_path / name)) as stream:
+        assert stream.read() == GPL
 
 
 @pytest.mark.parametrize(
