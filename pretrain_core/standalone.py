@@ -9,19 +9,16 @@ from __future__ import annotations
 
 import hashlib
 import json
-import lzma
-import zlib
 from collections.abc import Callable
 from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-import zstandard
 
 from pretrain_core import schema, storage
 from pretrain_core.config import PipelineConfig
-from pretrain_core.ingest.compression import open_decompressed
 from pretrain_core.ingest.config import SourceConfig
+from pretrain_core.ingest.sniff import content_format
 from pretrain_core.manifest import StageManifest
 from pretrain_core.pipeline import CorpusPipeline, configure_storage
 from pretrain_core.root_lock import root_lock
@@ -70,21 +67,10 @@ def _is_ingested(url: str) -> bool:
 
 
 def input_format(url: str) -> str:
-    """jsonl, parquet, warc or wet: from the file's first bytes (decompressed), so a WARC is never read as JSONL.
-    Text that is neither WARC nor Parquet is taken as JSONL, whose reader quarantines lines that do not parse; a
-    file too damaged to look into goes by its suffix, to the reader that counts it as truncated or corrupt."""
-    try:
-        with open_decompressed(url) as stream:  # compressed under any name: the codec comes from the bytes
-            head = stream.read(4096)
-    except (EOFError, OSError, zlib.error, zstandard.ZstdError, lzma.LZMAError):
-        # damaged: the suffix decides, and that reader quarantines the file
-        return "parquet" if url.endswith(".parquet") else "jsonl"
-    if head.startswith(b"PAR1"):
-        return "parquet"
-    if head.startswith(b"WARC/"):
-        wet = b"WARC-Type: conversion" in head or url.lower().removesuffix(".gz").endswith(".wet")
-        return "wet" if wet else "warc"
-    return "jsonl"
+    """jsonl, parquet, warc or wet: from the file's first bytes (`ingest.sniff`), so a WARC is never read as
+    JSONL. A file whose bytes say nothing certain goes by its suffix (Parquet) or to the JSONL reader, which
+    quarantines what does not parse."""
+    return content_format(url) or ("parquet" if url.endswith(".parquet") else "jsonl")
 
 
 def _source_for(url: str, index: int, domain: str, text_field: str) -> SourceConfig:

@@ -23,6 +23,7 @@ from pretrain_core.ingest.jsonl import read_jsonl
 from pretrain_core.ingest.listing import SourceFile, list_source_files, relative_path, source_base
 from pretrain_core.ingest.parquet import read_parquet
 from pretrain_core.ingest.records import INVALID_UTF8, TOO_LARGE, RawDoc
+from pretrain_core.ingest.sniff import RECORD_FORMATS, content_format
 from pretrain_core.ingest.text_tree import read_text_file
 from pretrain_core.ingest.warc import read_warc
 from pretrain_core.manifest import ShardRecord
@@ -105,11 +106,11 @@ def ingest_files(urls: list[str], source: SourceConfig, cfg: IngestConfig) -> tu
     dropped: list[tuple[str | None, ...]] = []
     seen_ids: set[str] = set()
     records = bytes_in = 0
-    read = READERS[source.format]
     base = source_base(source)
     for url in urls:
         fs, path = storage.filesystem(url)
         bytes_in += int(fs.size(path) or 0)
+        read = READERS[_format_of(url, source, stats)]
         for raw in read(url, relative_path(base, url), source, cfg, stats):
             records += 1
             text, reason = raw.text, raw.reason
@@ -129,6 +130,18 @@ def ingest_files(urls: list[str], source: SourceConfig, cfg: IngestConfig) -> tu
         stats={name: float(count) for name, count in sorted(stats.items())},
     )
     return output, records, bytes_in
+
+
+def _format_of(url: str, source: SourceConfig, stats: Counter[str]) -> str:
+    """The source's format, unless the file's bytes plainly say another record format (a Parquet file among
+    JSONL, a crawl named .jsonl): then that one, counted as `format_from_content`."""
+    if source.format not in RECORD_FORMATS:
+        return source.format
+    found = content_format(url)
+    if found is None or found == source.format or {found, source.format} == {"warc", "wet"}:
+        return source.format
+    stats["format_from_content"] += 1
+    return found
 
 
 def _table(rows: list[tuple[str | None, ...]], source: SourceConfig, target: pa.Schema) -> pa.Table:

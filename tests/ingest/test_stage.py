@@ -14,9 +14,10 @@ import pytest
 from pretrain_core import schema, storage
 from pretrain_core.ingest.config import IngestConfig, SourceConfig
 from pretrain_core.ingest.records import RawDoc
-from pretrain_core.ingest.stage import document_id, plan_ingest, run_ingest_shard, source_of
+from pretrain_core.ingest.stage import document_id, ingest_files, plan_ingest, run_ingest_shard, source_of
 from pretrain_core.manifest import ShardRecord
 from pretrain_core.stage import ShardJob
+from tests.shipped_text import DEMO
 
 
 def build_corpus(
@@ -214,3 +215,19 @@ def test_sources_on_s3_give_the_same_shards_as_local_ones(
             assert remote_bytes == (tmp_path / "local" / "data" / f"{key}.parquet").read_bytes(), key
     finally:
         storage.set_storage_options("s3")
+
+
+def test_a_file_whose_bytes_say_another_record_format_is_read_as_what_it_is(tmp_path: Path) -> None:
+    """A crawl and a Parquet file saved as `.jsonl` in a JSONL source: read by the reader their bytes call for."""
+    crawl = DEMO / "web" / "debian_faq.warc.gz"
+    (tmp_path / "crawl.jsonl").write_bytes(crawl.read_bytes())
+    storage.write_parquet(str(tmp_path / "rows.jsonl"), pa.table({"text": ["a row read from Parquet"]}))
+    (tmp_path / "real.jsonl").write_text(json.dumps({"text": "a line of JSON"}) + "\n", encoding="utf-8")
+    source = SourceConfig(name="mixed", domain="general", format="jsonl", path=str(tmp_path))
+    urls = [str(tmp_path / name) for name in ("crawl.jsonl", "real.jsonl", "rows.jsonl")]
+    output, records, _ = ingest_files(urls, source, IngestConfig())
+    texts = output.kept.column("text").to_pylist()
+    assert output.stats["format_from_content"] == 2 and records == output.kept.num_rows + output.dropped.num_rows
+    assert texts[-2:] == ["a line of JSON", "a row read from Parquet"]
+    crawl_locations = [loc for loc in output.kept.column("location").to_pylist() if loc.startswith("crawl.jsonl:")]
+    assert len(crawl_locations) > 20 and "malformed_json" not in output.dropped.column("drop_reason").to_pylist()
