@@ -14,7 +14,7 @@ def loss_curve_url(output_url: str) -> str:
 
 
 def render_loss_curve(train: list[tuple[int, float]], validation: list[tuple[int, float]], title: str) -> bytes:
-    """PNG bytes of loss against step, log-scaled (loss falls by multiples early in training)."""
+    """PNG bytes of loss against step (nats, linear: the differences late in training are what one reads)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -25,7 +25,8 @@ def render_loss_curve(train: list[tuple[int, float]], validation: list[tuple[int
     for label, points, marker in (("train", train, "."), ("validation", validation, "o")):
         if points:
             axes.plot([step for step, _ in points], [loss for _, loss in points], marker=marker, label=label)
-    axes.set(title=title, xlabel="step", ylabel="loss (nats/token)", yscale="log")
+    axes.set(title=title, xlabel="step", ylabel="loss (nats/token)")
+    axes.grid(alpha=0.3)
     if axes.has_data():
         axes.legend(loc="upper right")
     buffer = io.BytesIO()
