@@ -96,16 +96,20 @@ def launch_training(
 
     cancel = threading.Event()
     shown = ""
+
+    def announce_new() -> None:
+        for step, url in completed_checkpoints(cfg.output_url):
+            if step not in announced:
+                announced.add(step)
+                announce_checkpoint(name, step, url)
+
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="torchrun") as pool:
         supervisor = pool.submit(run_torchrun, command, env, timeout_s, cancel, TERMINATE_GRACE_S, "torchrun", on_line)
         try:
             while True:
                 wait([supervisor], timeout=poll_s)
                 finished = supervisor.done()  # read before the last look, so no checkpoint is missed
-                for step, url in completed_checkpoints(cfg.output_url):
-                    if step not in announced:
-                        announced.add(step)
-                        announce_checkpoint(name, step, url)
+                announce_new()
                 if (summary := monitor.summary()) != shown:
                     shown = summary
                     update_progress_artifact(progress, 100 * monitor.step / cfg.max_steps, f"{name}: {summary}")
@@ -115,6 +119,7 @@ def launch_training(
             logger.warning("training of %s interrupted: terminating torchrun's process tree", name)
             cancel.set()
             _await_termination(supervisor)
+            announce_new()  # the checkpoint the workers saved on SIGTERM is evaluated like any other
             raise
         code = supervisor.result()
     publish_loss_curve(cfg.output_url, name, monitor)

@@ -6,6 +6,7 @@ Byte counts come from the pieces themselves (SentencePiece's word-boundary mark 
 
 from __future__ import annotations
 
+import logging
 import math
 import time
 from collections import defaultdict
@@ -18,7 +19,14 @@ from pydantic import BaseModel
 
 from pretrain_core import storage
 from pretrain_core.train.allocator import keep_freed_memory
-from pretrain_core.train.checkpoint import MANIFEST, latest_checkpoint, load_model
+from pretrain_core.train.checkpoint import (
+    MANIFEST,
+    evaluation_url,
+    latest_checkpoint,
+    load_model,
+    prune_as_configured,
+    read_meta,
+)
 from pretrain_core.train.config import EvalConfig
 from pretrain_core.train.data import load_sequences
 from pretrain_core.train.model import GPT, cross_entropy
@@ -26,6 +34,7 @@ from pretrain_core.train.step import autocast
 from pretrain_core.train.tokenizer import load_tokenizer
 
 SPLITS = ("validation", "test")
+log = logging.getLogger(__name__)
 
 
 class Metrics(BaseModel):
@@ -139,14 +148,28 @@ def generate_samples(model: GPT, tokenizer: spm.SentencePieceProcessor, cfg: Eva
     return samples
 
 
-def _previous_result(url: str, tokens_url: str | None, tokenizer_url: str | None, cfg: EvalConfig) -> EvalResult | None:
-    """The stored `eval.json` when it was made with the same settings and inputs (reruns leave it untouched)."""
-    stored_url = storage.join(url, "eval.json")
+def run_of(checkpoint_url: str) -> str:
+    """The training output a checkpoint belongs to (`<run>/checkpoints/step-N` → `<run>`)."""
+    return checkpoint_url.rstrip("/").rsplit("/", 2)[0]
+
+
+def _previous_result(
+    url: str, step: int, tokens_url: str | None, tokenizer_url: str | None, cfg: EvalConfig
+) -> EvalResult | None:
+    """The checkpoint's recorded evaluation, if any. The first evaluation stands: one made with other settings or
+    inputs is returned too (with a warning), so a pipeline run and the event-triggered deployment never evaluate
+    one checkpoint twice under different configs."""
+    stored_url = evaluation_url(run_of(url), step)
     if not storage.exists(stored_url):
         return None
     stored = EvalResult.model_validate(storage.read_json(stored_url))
     same_inputs = tokens_url in (None, stored.tokens_url) and tokenizer_url in (None, stored.tokenizer_url)
-    return stored if same_inputs and stored.config == cfg.model_dump(mode="json") else None
+    if not same_inputs or stored.config != cfg.model_dump(mode="json"):
+        log.warning(
+            "%s was already evaluated with other settings or inputs; that evaluation stands (reevaluate to replace it)",
+            url,
+        )
+    return stored
 
 
 def evaluate_checkpoint(
@@ -154,17 +177,43 @@ def evaluate_checkpoint(
     tokens_url: str | None = None,
     tokenizer_url: str | None = None,
     cfg: EvalConfig | None = None,
+    reevaluate: bool = False,
 ) -> EvalResult:
-    """Evaluate a checkpoint (or the latest one under a training output) and write `eval.json` beside it.
+    """Evaluate a checkpoint (or the latest one under a training output) once, and record the result for good.
 
-    Token shards and tokenizer default to the ones the checkpoint was trained with. Runs on the GPU when there is
-    one, else on CPU with ``cfg.num_threads`` threads.
+    The result goes to `eval.json` beside the checkpoint and to `<run>/evaluations/step-N.json`, which outlives
+    the checkpoint; a failure is recorded as `step-N.failed.json` with its reason. Either record lets the run's
+    pruning delete the checkpoint, which happens right after. Token shards and tokenizer default to the ones the
+    checkpoint was trained with. Runs on the GPU when there is one, else on CPU with ``cfg.num_threads`` threads.
     """
     cfg = cfg or EvalConfig()
     url = resolve_checkpoint(checkpoint_url)
-    previous = _previous_result(url, tokens_url, tokenizer_url, cfg)
+    step = int(read_meta(url)["step"])
+    previous = None if reevaluate else _previous_result(url, step, tokens_url, tokenizer_url, cfg)
     if previous is not None:
         return previous
+    try:
+        result = _evaluate(url, tokens_url, tokenizer_url, cfg)
+    except Exception as error:
+        failure = {"checkpoint_url": url, "step": step, "error": f"{type(error).__name__}: {error}"}
+        storage.write_json(evaluation_url(run_of(url), step, failed=True), failure)
+        _prune_after_evaluation(url)
+        raise
+    record = result.model_dump(mode="json")
+    storage.write_json(storage.join(url, "eval.json"), record)
+    storage.write_json(evaluation_url(run_of(url), step), record)
+    _prune_after_evaluation(url)
+    return result
+
+
+def _prune_after_evaluation(url: str) -> None:
+    """An evaluated checkpoint may be the one pruning was waiting for (the newest is never deleted)."""
+    deleted = prune_as_configured(run_of(url), read_meta(url).get("config", {}))
+    if deleted:
+        log.info("pruned checkpoints %s of %s (evaluated, beyond the ones kept)", deleted, run_of(url))
+
+
+def _evaluate(url: str, tokens_url: str | None, tokenizer_url: str | None, cfg: EvalConfig) -> EvalResult:
     started = time.perf_counter()
     torch.set_num_threads(cfg.num_threads)
     keep_freed_memory()
@@ -180,7 +229,7 @@ def evaluate_checkpoint(
     for split in SPLITS:
         sequences = load_sequences(tokens_url, split, seq_len)
         splits[split] = score_split(model, sequences.ids, sequences.domains, byte_lengths, cfg)
-    result = EvalResult(
+    return EvalResult(
         checkpoint_url=url,
         step=int(meta["step"]),
         tokens_url=tokens_url,
@@ -190,5 +239,3 @@ def evaluate_checkpoint(
         seconds=round(time.perf_counter() - started, 3),
         config=cfg.model_dump(mode="json"),
     )
-    storage.write_json(storage.join(url, "eval.json"), result.model_dump(mode="json"))
-    return result

@@ -28,6 +28,7 @@ from pretrain_core import storage
 from pretrain_core.train.model import GPT, ModelArgs
 
 MANIFEST = "manifest.json"
+EVALUATIONS = "evaluations"  # <output_url>/evaluations/step-NNNNNNNN[.failed].json: the durable evaluation record
 _STEP_DIR = re.compile(r"step-(\d{8})$")
 _GATHER = StateDictOptions(full_state_dict=True, cpu_offload=True)
 _SCATTER = StateDictOptions(full_state_dict=True)
@@ -122,7 +123,6 @@ def save_checkpoint(
     optimizer: torch.optim.Optimizer,
     scheduler: torch.optim.lr_scheduler.LRScheduler,
     meta: dict[str, Any],
-    keep_last: int,
 ) -> str:
     """Collective: every rank calls it. Rank 0 writes the consolidated state, each rank its RNG state."""
     url = checkpoint_url(output_url, step)
@@ -140,21 +140,56 @@ def save_checkpoint(
     if rank == 0:
         files = ["model.pt", "optimizer.pt", "meta.json"] + [f"rng-rank-{r:05d}.pt" for r in range(world_size)]
         storage.write_json(_manifest(url), {"step": step, "files": files})
-        prune_checkpoints(output_url, keep_last)
+        prune_as_configured(output_url, meta["config"])
     _barrier()
     return url
 
 
-def prune_checkpoints(output_url: str, keep_last: int) -> None:
-    """Keep the newest ``keep_last`` complete checkpoints; drop older ones and leftovers of interrupted saves."""
+def evaluation_url(output_url: str, step: int, failed: bool = False) -> str:
+    """Where a checkpoint's evaluation is recorded for good: beside the checkpoints, so it outlives pruning."""
+    return storage.join(output_url, EVALUATIONS, f"step-{step:08d}{'.failed' if failed else ''}.json")
+
+
+def is_evaluated(output_url: str, step: int) -> bool:
+    """Whether the checkpoint's evaluation is recorded: done, or failed with its reason."""
+    return storage.exists(evaluation_url(output_url, step)) or storage.exists(evaluation_url(output_url, step, True))
+
+
+def prune_checkpoints(
+    output_url: str, keep_last: int, wait_for_evaluation: bool = False, keep_best: bool = False
+) -> list[int]:
+    """Keep the newest ``keep_last`` complete checkpoints (and with ``keep_best`` the lowest validation loss);
+    drop older ones, but with ``wait_for_evaluation`` only those whose evaluation is recorded, and leftovers of
+    interrupted saves. Returns the steps deleted."""
     done = completed_checkpoints(output_url)
     if not done:
-        return
+        return []
     keep = {step for step, _ in done[-keep_last:]}
+    if keep_best and (losses := {step: read_meta(url).get("validation_loss") for step, url in done}):
+        scored = {step: loss for step, loss in losses.items() if loss is not None}
+        if scored:
+            keep.add(min(scored, key=lambda step: (scored[step], step)))
+    complete = {step for step, _ in done}
     newest = done[-1][0]
-    for step, url in _step_dirs(output_url).items():
-        if step not in keep and step < newest:
-            storage.remove(url)
+    deleted = []
+    for step, url in sorted(_step_dirs(output_url).items()):
+        if step in keep or step >= newest:
+            continue
+        if step in complete and wait_for_evaluation and not is_evaluated(output_url, step):
+            continue
+        storage.remove(url)
+        deleted.append(step)
+    return deleted
+
+
+def prune_as_configured(output_url: str, config: dict[str, Any]) -> list[int]:
+    """Prune with the settings of the run's config (a `TrainConfig` dumped into every checkpoint's meta)."""
+    return prune_checkpoints(
+        output_url,
+        int(config.get("keep_last_checkpoints", 2)),
+        bool(config.get("prune_waits_for_evaluation", False)),
+        bool(config.get("keep_best_checkpoint", False)),
+    )
 
 
 def read_meta(url: str) -> dict[str, Any]:

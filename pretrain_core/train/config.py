@@ -52,7 +52,15 @@ class TrainConfig(StrictModel):
     eval_batches: int = Field(default=8, ge=1, description="Validation micro-batches per rank for each periodic eval.")
     log_every: int = Field(default=10, ge=1, description="Log training metrics every this many steps.")
     keep_last_checkpoints: int = Field(
-        default=2, ge=1, description="Completed checkpoints kept; older ones are deleted."
+        default=2, ge=1, description="Completed checkpoints kept; older ones are deleted once evaluated."
+    )
+    keep_best_checkpoint: bool = Field(
+        default=False, description="Also keep the checkpoint with the lowest validation loss, however old."
+    )
+    prune_waits_for_evaluation: bool = Field(
+        default=True,
+        description="Delete an old checkpoint only once its evaluation is recorded (done, or failed with a reason), "
+        "so a slow evaluation queue never loses one. Off for runs nobody evaluates.",
     )
     num_threads: int = Field(default=2, ge=1, le=512, description="torch intra-op threads per process.")
     nproc_per_node: int = Field(default=1, ge=1, le=64, description="Worker processes per node (torchrun).")

@@ -51,6 +51,7 @@ def _knob(name: str) -> Any:
 FORM_KNOBS = (
     "max_steps", "seq_len", "micro_batch_size", "grad_accum_steps", "lr", "warmup_steps", "precision",
     "num_threads", "nproc_per_node", "nnodes", "rdzv_endpoint", "tokens_url", "tokenizer_url", "checkpoint_every",
+    "keep_last_checkpoints", "keep_best_checkpoint",
 )  # fmt: skip
 
 
@@ -85,6 +86,8 @@ class TrainRunParams(StrictModel):
         default="outputs/train", description="The run writes checkpoints and logs under OUTPUT_ROOT/RUN_NAME."
     )
     checkpoint_every: int = _knob("checkpoint_every")
+    keep_last_checkpoints: int = _knob("keep_last_checkpoints")
+    keep_best_checkpoint: bool = _knob("keep_best_checkpoint")
     timeout_s: float | None = Field(
         default=None, gt=0, description="Terminate training after this many seconds; empty: no limit. Allowed: > 0."
     )

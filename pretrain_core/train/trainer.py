@@ -91,6 +91,7 @@ class Trainer:
         self.step, self.tokens_seen = int(self.state["step"]), int(self.state["tokens_seen"])
         self.tokens_per_step = config.seq_len * config.micro_batch_size * config.grad_accum_steps * env.world_size
         self.metrics = MetricsLogger(config.output_url, env.is_main)
+        self.last_validation_loss: float | None = None
 
     def fit(self, stop: threading.Event) -> TrainResult:
         config = self.config
@@ -147,6 +148,7 @@ class Trainer:
             self.wrapped, self.val_rows, config.micro_batch_size, config.eval_batches, config.precision, self.env
         )
         if loss is not None:
+            self.last_validation_loss = loss
             self.metrics.scalars(self.step, {"val/loss": loss, "val/perplexity": math.exp(loss)})
             self.metrics.progress(self.step, config.max_steps, {"val_loss": loss, "val_ppl": math.exp(loss)})
         return loss
@@ -162,10 +164,10 @@ class Trainer:
             "tokenizer_url": self.config.tokenizer_url,
             "tokenizer_sha256": self.tokenizer_sha256,
             "code_version": code_version(),
+            "validation_loss": self.last_validation_loss,  # the newest measured: what keep_best_checkpoint ranks
         }
         url = save_checkpoint(
-            self.config.output_url, self.step, self.wrapped, self.optimizer, self.scheduler, meta,
-            self.config.keep_last_checkpoints,
+            self.config.output_url, self.step, self.wrapped, self.optimizer, self.scheduler, meta
         )  # fmt: skip
         self.metrics.sync()
         if self.env.is_main:

@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 
 from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.trainer import train
-from tests.train.token_corpus import TokenData, build_token_data
+from tests.train.token_corpus import WITHOUT_EVALUATIONS, TokenData, build_token_data
 
 
 @pytest.fixture(scope="session")
@@ -23,3 +26,9 @@ def trained_output(token_data: TokenData, tmp_path_factory: pytest.TempPathFacto
     )  # fmt: skip
     train(config)
     return output
+
+
+@pytest.fixture
+def fresh_run(trained_output: str, tmp_path: Path) -> str:
+    """A copy of the trained output that nobody has evaluated yet."""
+    return str(shutil.copytree(trained_output, tmp_path / "run", ignore=WITHOUT_EVALUATIONS))

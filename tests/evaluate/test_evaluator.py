@@ -1,20 +1,22 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 import sentencepiece as spm
 
 from pretrain_core import storage
 from pretrain_core.evaluate.evaluator import evaluate_checkpoint, resolve_checkpoint, token_byte_lengths
-from pretrain_core.train.checkpoint import checkpoint_url, latest_checkpoint
+from pretrain_core.train.checkpoint import checkpoint_url, evaluation_url, is_evaluated, latest_checkpoint
 from pretrain_core.train.config import EvalConfig
 from tests.train.token_corpus import TokenData
 
 CFG = EvalConfig(batches_per_split=4, batch_size=8, max_new_tokens=12, num_threads=1)
 
 
-def test_per_domain_metrics_and_samples_of_a_trained_checkpoint(trained_output: str) -> None:
+def test_per_domain_metrics_and_samples_of_a_trained_checkpoint(fresh_run: str) -> None:
+    trained_output = fresh_run
     result = evaluate_checkpoint(trained_output, cfg=CFG)  # shards and tokenizer from the checkpoint
     assert result.checkpoint_url == checkpoint_url(trained_output, 30) and result.step == 30
     for split in ("validation", "test"):
@@ -30,23 +32,37 @@ def test_per_domain_metrics_and_samples_of_a_trained_checkpoint(trained_output: 
     assert all(s.completion for s in result.samples if s.mode == "top_k")  # greedy may pick EOS, decoded as ""
     written = storage.read_json(storage.join(result.checkpoint_url, "eval.json"))
     assert written == result.model_dump(mode="json")
+    assert storage.read_json(evaluation_url(trained_output, result.step)) == written  # the record that outlives it
 
 
-def test_scores_and_samples_are_reproducible(trained_output: str) -> None:
+def test_scores_and_samples_are_reproducible(fresh_run: str) -> None:
+    trained_output = fresh_run
     a = evaluate_checkpoint(latest_checkpoint(trained_output) or "", cfg=CFG)
-    storage.remove(storage.join(a.checkpoint_url, "eval.json"))  # force a real second evaluation
-    b = evaluate_checkpoint(trained_output, cfg=CFG)
+    b = evaluate_checkpoint(trained_output, cfg=CFG, reevaluate=True)  # a real second evaluation
     assert a.splits == b.splits and a.samples == b.samples
 
 
-def test_a_rerun_with_the_same_settings_reuses_eval_json_untouched(trained_output: str) -> None:
+def test_the_first_evaluation_of_a_checkpoint_stands(fresh_run: str, caplog: pytest.LogCaptureFixture) -> None:
+    trained_output = fresh_run
     first = evaluate_checkpoint(trained_output, cfg=CFG)
-    stored = storage.join(first.checkpoint_url, "eval.json")
+    stored = evaluation_url(trained_output, first.step)
     before = storage.read_bytes(stored)
-    again = evaluate_checkpoint(trained_output, cfg=CFG)
-    assert again == first and storage.read_bytes(stored) == before
-    other = evaluate_checkpoint(trained_output, cfg=CFG.model_copy(update={"max_new_tokens": 4}))
-    assert other.config["max_new_tokens"] == 4 and storage.read_bytes(stored) != before
+    assert evaluate_checkpoint(trained_output, cfg=CFG) == first and storage.read_bytes(stored) == before
+    other_settings = CFG.model_copy(update={"max_new_tokens": 4})
+    assert evaluate_checkpoint(trained_output, cfg=other_settings) == first  # not evaluated twice, but said so
+    assert "already evaluated with other settings" in caplog.text
+    replaced = evaluate_checkpoint(trained_output, cfg=other_settings, reevaluate=True)
+    assert replaced.config["max_new_tokens"] == 4 and storage.read_bytes(stored) != before
+
+
+def test_a_failed_evaluation_is_recorded_with_its_reason(fresh_run: str, tmp_path: Path) -> None:
+    run = fresh_run
+    url = latest_checkpoint(run) or ""
+    with pytest.raises(FileNotFoundError):
+        evaluate_checkpoint(url, tokens_url=str(tmp_path / "no-tokens"), cfg=CFG)
+    step = int(url.rsplit("-", 1)[1])
+    failure = storage.read_json(evaluation_url(run, step, failed=True))
+    assert failure["error"].startswith("FileNotFoundError") and is_evaluated(run, step)
 
 
 def test_byte_lengths_add_up_to_the_text(token_data: TokenData) -> None:

@@ -20,7 +20,7 @@ from pretrain_core.evaluate.history import (
     result_rows,
 )
 from pretrain_core.train.config import EvalConfig
-from tests.train.token_corpus import TokenData
+from tests.train.token_corpus import WITHOUT_EVALUATIONS, TokenData
 
 CFG = EvalConfig(batches_per_split=2, batch_size=8, max_new_tokens=4, num_threads=1)
 
@@ -44,7 +44,7 @@ def table_of(rows: list[dict[str, Any]]) -> pa.Table:
 
 def copy_run(trained_output: str, runs_root: Path, run: str) -> Path:
     """A training output copied under a runs root, without evaluations stored by other tests."""
-    return Path(shutil.copytree(trained_output, runs_root / run, ignore=shutil.ignore_patterns("eval.json")))
+    return Path(shutil.copytree(trained_output, runs_root / run, ignore=WITHOUT_EVALUATIONS))
 
 
 def test_rows_of_a_real_evaluation_round_trip_through_the_table(trained_output: str, tmp_path: Path) -> None:

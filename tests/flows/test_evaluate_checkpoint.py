@@ -12,6 +12,7 @@ from pretrain_core import storage
 from pretrain_core.evaluate.history import read_results
 from pretrain_core.train.config import EvalConfig
 from tests.evaluate import conftest as evaluate_fixtures
+from tests.train.token_corpus import WITHOUT_EVALUATIONS
 
 token_data = evaluate_fixtures.token_data
 trained_output = evaluate_fixtures.trained_output
@@ -22,7 +23,7 @@ CFG = EvalConfig(batches_per_split=2, batch_size=8, max_new_tokens=4, num_thread
 @pytest.fixture
 def checkpoint(trained_output: str, tmp_path: Path) -> str:
     """The trained step-30 checkpoint of a run named `run-a` under `<tmp>/train`."""
-    run = shutil.copytree(trained_output, tmp_path / "train" / "run-a", ignore=shutil.ignore_patterns("eval.json"))
+    run = shutil.copytree(trained_output, tmp_path / "train" / "run-a", ignore=WITHOUT_EVALUATIONS)
     return str(run / "checkpoints" / "step-00000030")
 
 

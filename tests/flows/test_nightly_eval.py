@@ -23,6 +23,7 @@ from pretrain_core.train.config import EvalConfig
 from pretrain_core.train.model import GPT, ModelArgs
 from tasks.evaluation import REGRESSION_EVENT
 from tests.evaluate import conftest as evaluate_fixtures
+from tests.train.token_corpus import WITHOUT_EVALUATIONS
 
 token_data = evaluate_fixtures.token_data
 trained_output = evaluate_fixtures.trained_output
@@ -33,7 +34,7 @@ CFG = EvalConfig(batches_per_split=2, batch_size=8, max_new_tokens=4, num_thread
 def commit_untrained_checkpoint(run_dir: Path, from_step: int, step: int) -> str:
     """A complete checkpoint at ``step`` whose model weights are freshly initialised (what a diverged run leaves)."""
     source, target = checkpoint_url(str(run_dir), from_step), checkpoint_url(str(run_dir), step)
-    shutil.copytree(source, target, ignore=shutil.ignore_patterns("eval.json", MANIFEST))
+    shutil.copytree(source, target, ignore=shutil.ignore_patterns("eval.json", "evaluations", MANIFEST))
     meta = read_meta(target)
     torch.manual_seed(0)
     buffer = io.BytesIO()
@@ -75,7 +76,7 @@ def report_of(state: State) -> str:
 @pytest.mark.usefixtures("prefect_harness")
 def test_nightly_runs_record_history_and_a_worse_checkpoint_fails_the_run(trained_output: str, tmp_path: Path) -> None:
     runs_root = tmp_path / "train"
-    run_dir = Path(shutil.copytree(trained_output, runs_root / "run-a", ignore=shutil.ignore_patterns("eval.json")))
+    run_dir = Path(shutil.copytree(trained_output, runs_root / "run-a", ignore=WITHOUT_EVALUATIONS))
     (runs_root / "run-idle").mkdir()  # no checkpoint yet: not evaluated
 
     first = nightly_eval(runs_root=str(runs_root), tolerance=0.05, cfg=CFG)

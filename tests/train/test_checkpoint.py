@@ -11,9 +11,12 @@ from pretrain_core import storage
 from pretrain_core.train.checkpoint import (
     checkpoint_url,
     completed_checkpoints,
+    evaluation_url,
+    is_evaluated,
     latest_checkpoint,
     load_checkpoint,
     load_model,
+    prune_checkpoints,
     save_checkpoint,
 )
 from pretrain_core.train.config import TrainConfig
@@ -45,8 +48,8 @@ def test_round_trip_restores_model_optimizer_scheduler_and_rng(where: str, tmp_p
     random.seed(5)
     np.random.seed(5)
     torch.manual_seed(5)
-    meta = {"model_args": ARGS.to_dict(), "data": {"epoch": 1, "position": 8}}
-    url = save_checkpoint(output, 3, model, optimizer, scheduler, meta, keep_last=2)
+    meta = {"model_args": ARGS.to_dict(), "data": {"epoch": 1, "position": 8}, "config": {}}
+    url = save_checkpoint(output, 3, model, optimizer, scheduler, meta)
     assert url == checkpoint_url(output, 3) and latest_checkpoint(output) == url
     expected_draws = (random.random(), float(np.random.rand()), torch.rand(1).item())
 
@@ -69,19 +72,49 @@ def test_round_trip_restores_model_optimizer_scheduler_and_rng(where: str, tmp_p
     assert torch.equal(evaluated.lm_head.weight, evaluated.embed.weight)
 
 
+def _meta(validation_loss: float | None = None, **config: object) -> dict[str, object]:
+    return {
+        "model_args": ARGS.to_dict(),
+        "config": {"keep_last_checkpoints": 2, **config},
+        "validation_loss": validation_loss,
+    }
+
+
 def test_incomplete_checkpoints_are_ignored_and_old_ones_pruned(tmp_path: Path) -> None:
     output = str(tmp_path)
     model, optimizer, scheduler = _trained(0)
-    meta = {"model_args": ARGS.to_dict()}
     for step in (1, 2, 3):
-        save_checkpoint(output, step, model, optimizer, scheduler, meta, keep_last=2)
+        save_checkpoint(output, step, model, optimizer, scheduler, _meta())
     assert [s for s, _ in completed_checkpoints(output)] == [2, 3]
     # a save that died before its manifest: model written, nothing else
     storage.write_bytes(storage.join(checkpoint_url(output, 4), "model.pt"), b"partial")
     assert latest_checkpoint(output) == checkpoint_url(output, 3)
-    save_checkpoint(output, 5, model, optimizer, scheduler, meta, keep_last=2)
+    save_checkpoint(output, 5, model, optimizer, scheduler, _meta())
     assert [s for s, _ in completed_checkpoints(output)] == [3, 5]
     assert not storage.exists(checkpoint_url(output, 4))  # leftover of the interrupted save removed
+
+
+def test_a_checkpoint_is_pruned_only_once_its_evaluation_is_recorded(tmp_path: Path) -> None:
+    output = str(tmp_path)
+    model, optimizer, scheduler = _trained(0)
+    waiting = _meta(prune_waits_for_evaluation=True)
+    for step in (1, 2, 3, 4):
+        save_checkpoint(output, step, model, optimizer, scheduler, waiting)
+    assert [s for s, _ in completed_checkpoints(output)] == [1, 2, 3, 4]  # none evaluated yet: all kept
+    storage.write_json(evaluation_url(output, 1), {"step": 1})
+    storage.write_json(evaluation_url(output, 2, failed=True), {"step": 2, "error": "OOM"})
+    assert is_evaluated(output, 1) and is_evaluated(output, 2) and not is_evaluated(output, 3)
+    assert prune_checkpoints(output, 2, wait_for_evaluation=True) == [1, 2]
+    assert [s for s, _ in completed_checkpoints(output)] == [3, 4]
+    assert storage.exists(evaluation_url(output, 1))  # the record outlives its checkpoint
+
+
+def test_the_best_checkpoint_by_validation_loss_is_kept_however_old(tmp_path: Path) -> None:
+    output = str(tmp_path)
+    model, optimizer, scheduler = _trained(0)
+    for step, loss in ((1, 4.0), (2, 3.0), (3, 3.5), (4, 3.6), (5, None)):
+        save_checkpoint(output, step, model, optimizer, scheduler, _meta(loss, keep_best_checkpoint=True))
+    assert [s for s, _ in completed_checkpoints(output)] == [2, 4, 5]
 
 
 def test_no_checkpoint_means_fresh_start(tmp_path: Path) -> None:

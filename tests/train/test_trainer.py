@@ -44,7 +44,10 @@ def test_summary_checkpoints_and_tensorboard_land_under_the_output(
     tiny_config: Callable[..., TrainConfig], memory_url: str
 ) -> None:
     output = f"{memory_url}/outputs"
-    result = train(tiny_config(output_url=output, max_steps=8, keep_last_checkpoints=2))
+    # nobody evaluates this run: pruning must not wait for evaluations
+    result = train(
+        tiny_config(output_url=output, max_steps=8, keep_last_checkpoints=2, prune_waits_for_evaluation=False)
+    )
     summary = storage.read_json(storage.join(output, "train_summary.json"))
     assert summary == result.summary
     assert summary["steps"] == 8 and summary["tokens_seen"] == 8 * 32 * 4 * 2
@@ -54,7 +57,9 @@ def test_summary_checkpoints_and_tensorboard_land_under_the_output(
     assert [step for step, _ in completed_checkpoints(output)] == [6, 8]  # every 3 steps + the end, last 2 kept
     meta = read_meta(summary["checkpoint_url"])
     assert meta["data"]["position"] == 8 * 2 * 4 and meta["model_args"]["vocab_size"] == 512
-    assert TrainConfig.model_validate(meta["config"]) == tiny_config(output_url=output, max_steps=8)
+    assert TrainConfig.model_validate(meta["config"]) == tiny_config(
+        output_url=output, max_steps=8, prune_waits_for_evaluation=False
+    )
     # TensorBoard logged to a temp dir and uploaded, since memory:// is not a local path
     assert storage.list_files(storage.join(output, "tensorboard"), suffix="")[0].split("/")[-1].startswith("events.")
 

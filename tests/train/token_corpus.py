@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import shutil
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,7 +15,11 @@ import pyarrow as pa
 import sentencepiece as spm
 
 from pretrain_core import schema, storage
+from pretrain_core.train.checkpoint import EVALUATIONS
 from tests.shipped_text import LICENCES
+
+# Copies a training output without the evaluations other tests recorded in it (a checkpoint's first evaluation stands).
+WITHOUT_EVALUATIONS = shutil.ignore_patterns("eval.json", EVALUATIONS)
 
 STDLIB = Path(sysconfig.get_paths()["stdlib"])
 SOURCES = {
