@@ -4,6 +4,7 @@ cancel a run with nothing left training, and get the slot of a run killed outrig
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -30,6 +31,7 @@ from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.states import Cancelling
 
 from pretrain_core.evaluate.history import RESULTS_FILE
+from pretrain_core.train.checkpoint import EVALUATIONS, completed_checkpoints
 from tests.flows.test_train_flow import FLOW_SCRIPT, tiny_params
 from tests.shipped_text import REPO_ROOT
 from tests.train.token_corpus import TokenData, build_token_data
@@ -187,3 +189,47 @@ def test_a_flow_run_whose_process_died_with_nobody_watching_is_marked_crashed(
             flow_process.kill()
     assert crashed.state is not None and crashed.state.type == StateType.CRASHED, crashed.state
     assert "no heartbeat for 90 s" in (crashed.state.message or "")
+
+
+def test_every_checkpoint_is_evaluated_once_even_when_evaluation_lags_and_the_run_is_cancelled(
+    token_data: TokenData, tmp_path: Path
+) -> None:
+    """Checkpoints come every ~second, each evaluation takes a flow-run process of its own (one at a time): pruning
+    (keep 2) waits for the queue, the checkpoint saved on cancel is announced too, and in the end every checkpoint
+    has exactly one evaluation record and one triggered run, and only the newest two checkpoints remain."""
+    params = tiny_params(
+        token_data, tmp_path, run_name="ops-lagging-eval", max_steps=1_000_000, checkpoint_every=40,
+        keep_last_checkpoints=2,
+    )  # fmt: skip
+    run_dir = tmp_path / "ops-lagging-eval"
+    with get_client(sync_client=True) as client:
+        flow_run_id = _launch_train(client, params.model_dump(mode="json"))
+        _wait_for(lambda: len(completed_checkpoints(str(run_dir))) >= 6 or None, timeout_s=240, what="6 checkpoints")
+        client.set_flow_run_state(flow_run_id, Cancelling(), force=True)
+        cancelled = _final(client, flow_run_id, timeout_s=120)
+        assert cancelled.state is not None and cancelled.state.type == StateType.CANCELLED, cancelled.state
+        saved = sorted(
+            int(name.split("-")[1]) for name in os.listdir(run_dir / "checkpoints") if name.startswith("step-")
+        )  # pruning waits for evaluations, so every checkpoint ever saved is still here or evaluated
+        evaluated = sorted(int(p.stem.split("-")[1]) for p in (run_dir / EVALUATIONS).glob("step-*.json"))
+        every_step = sorted(set(saved) | set(evaluated))
+        summary = json.loads((run_dir / "train_summary.json").read_text())
+        assert summary["status"] == "stopped" and every_step[-1] == summary["steps"] and len(every_step) >= 6
+
+        evaluate = client.read_deployment_by_name("evaluate-checkpoint/evaluate-checkpoint")
+        by_deployment = DeploymentFilter(id=DeploymentFilterId(any_=[evaluate.id]))
+
+        def all_done() -> list[FlowRun] | None:
+            runs = [
+                r for r in client.read_flow_runs(deployment_filter=by_deployment)
+                if str(r.parameters.get("checkpoint_url", "")).startswith(str(run_dir))
+            ]  # fmt: skip
+            finished = [r for r in runs if r.state is not None and r.state.is_final()]
+            return finished if len(finished) == len(every_step) == len(runs) else None
+
+        evaluations = _wait_for(all_done, timeout_s=600, what="every checkpoint evaluated")
+    assert sorted(r.parameters["step"] for r in evaluations) == every_step  # once each
+    assert all(r.state is not None and r.state.type == StateType.COMPLETED for r in evaluations)
+    records = sorted(int(p.stem.split("-")[1]) for p in (run_dir / EVALUATIONS).glob("step-*.json"))
+    assert records == every_step and not list((run_dir / EVALUATIONS).glob("*.failed.json"))
+    assert [step for step, _ in completed_checkpoints(str(run_dir))] == every_step[-2:]  # pruned once evaluated
