@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from pretrain_core.config_base import Seed, StrictModel
 from pretrain_core.train.model_args import ModelArgs
+from pretrain_core.train.schedule import scaled_peak_lr
 
 # (n_layer, n_head, d_model). `tiny` trains the CPU demo in minutes; `124m` is GPT-2 small.
 MODEL_PRESETS: dict[str, tuple[int, int, int]] = {
@@ -37,11 +38,31 @@ class TrainConfig(StrictModel):
     lr: float = Field(default=3e-3, gt=0, le=1.0, description="Peak learning rate, reached at the end of warmup.")
     min_lr_ratio: float = Field(default=0.1, ge=0, le=1, description="Final learning rate as a fraction of `lr`.")
     warmup_steps: int = Field(default=20, ge=0, description="Steps of linear warmup from 0 to `lr`.")
+    lr_schedule: Literal["cosine", "linear", "constant"] = Field(
+        default="cosine", description="After warmup: cosine or linear decay to min_lr_ratio x lr, or a constant lr."
+    )
+    lr_reference_batch_tokens: int | None = Field(
+        default=None,
+        ge=1,
+        description="Linear scaling rule: `lr` was tuned at this many tokens per optimizer step, and the peak "
+        "becomes lr x (global batch tokens / this), so changing GPUs or micro-batches keeps the tuned lr. "
+        "Unset: `lr` as given.",
+    )
     weight_decay: float = Field(default=0.01, ge=0, le=1, description="AdamW decoupled weight decay (matrices only).")
     betas: tuple[float, float] = Field(default=(0.9, 0.999), description="AdamW (beta1, beta2).")
     eps: float = Field(default=1e-8, gt=0, le=1e-3, description="AdamW epsilon.")
     grad_clip: float = Field(default=1.0, ge=0, description="Max global gradient L2 norm; 0 disables clipping.")
-    precision: Literal["fp32", "bf16"] = Field(default="fp32", description="fp32, or bf16 autocast with fp32 weights.")
+    precision: Literal["fp32", "bf16", "fp16"] = Field(
+        default="fp32",
+        description="fp32; bf16 autocast with fp32 weights (warned when the device has no native bf16); or fp16 "
+        "autocast with dynamic loss scaling (overflowed steps are skipped, counted and logged).",
+    )
+    loss_scale_init: float = Field(
+        default=2.0**16,
+        ge=1,
+        le=2.0**64,
+        description="fp16 only: the first loss scale; halved at each overflow, doubled after 2,000 clean steps.",
+    )
     seed: Seed = Field(default=1234, description="Seed for initialisation and data order.")
     checkpoint_every: int = Field(
         default=100, ge=1, description="Save a checkpoint every this many steps (and at the end)."
@@ -94,6 +115,8 @@ class TrainConfig(StrictModel):
             raise ValueError(f"d_model {d_model} must split into {n_head} heads of even size (RoPE rotates pairs)")
         if not 0 <= self.betas[0] < 1 or not 0 <= self.betas[1] < 1:
             raise ValueError(f"betas {self.betas} must lie in [0, 1)")
+        if self.precision == "fp16" and self.strategy == "fsdp":
+            raise ValueError("precision fp16 with strategy fsdp needs a sharded gradient scaler: use bf16, or ddp")
         if self.nnodes > 1 and not self.rdzv_endpoint:
             raise ValueError("nnodes > 1 needs rdzv_endpoint (host:port of the rendezvous)")
         return self
@@ -111,6 +134,10 @@ class TrainConfig(StrictModel):
         return ModelArgs(
             vocab_size=vocab_size, n_layer=n_layer, n_head=n_head, d_model=d_model, max_seq_len=self.seq_len
         )
+
+    def peak_lr(self) -> float:
+        """The lr warmup reaches: `lr`, or scaled by the linear rule from `lr_reference_batch_tokens`."""
+        return scaled_peak_lr(self.lr, self.tokens_per_step, self.lr_reference_batch_tokens)
 
     @property
     def tokens_per_step(self) -> int:

@@ -29,7 +29,7 @@ def parameter_groups(model: nn.Module, weight_decay: float) -> list[dict[str, ob
 def build_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.AdamW:
     return torch.optim.AdamW(
         parameter_groups(model, config.weight_decay),
-        lr=config.lr,
+        lr=config.peak_lr(),
         betas=config.betas,
         eps=config.eps,
         weight_decay=config.weight_decay,

@@ -75,7 +75,7 @@ class TrainRunParams(StrictModel):
     grad_accum_steps: int = _knob("grad_accum_steps")
     lr: float = _knob("lr")
     warmup_steps: int = _knob("warmup_steps")
-    precision: Literal["fp32", "bf16"] = _knob("precision")
+    precision: Literal["fp32", "bf16", "fp16"] = _knob("precision")
     num_threads: int = _knob("num_threads")
     nproc_per_node: int = _knob("nproc_per_node")
     nnodes: int = _knob("nnodes")

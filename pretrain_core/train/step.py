@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -12,10 +13,27 @@ from torch import nn
 from pretrain_core.train.distributed import DistEnv, all_reduce_sum, clip_grad_norm, gradient_sync
 from pretrain_core.train.model import cross_entropy
 
+_AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+
 
 def autocast(precision: str, device: torch.device) -> AbstractContextManager[None]:
-    """bf16 autocast (weights and optimizer stay fp32) or a no-op for fp32."""
-    return torch.autocast(device_type=device.type, dtype=torch.bfloat16, enabled=precision == "bf16")
+    """bf16 or fp16 autocast (weights and optimizer stay fp32), or a no-op for fp32."""
+    dtype = _AUTOCAST_DTYPES.get(precision, torch.bfloat16)
+    return torch.autocast(device_type=device.type, dtype=dtype, enabled=precision in _AUTOCAST_DTYPES)
+
+
+def grad_scaler(precision: str, device: torch.device, init_scale: float = 2.0**16) -> torch.amp.GradScaler | None:
+    """Dynamic loss scaling for fp16 (its 5 exponent bits underflow small gradients): the loss is multiplied
+    before backward, gradients divided before the update, and a step whose gradients overflowed is skipped with
+    the scale halved. None for fp32 and bf16, which have fp32's exponent range."""
+    return torch.amp.GradScaler(device.type, init_scale=init_scale) if precision == "fp16" else None
+
+
+@dataclass(frozen=True)
+class StepResult:
+    loss: float  # this rank's mean loss
+    grad_norm: float  # global gradient norm before clipping (inf or nan when fp16 overflowed)
+    skipped: bool  # fp16 overflow: no update was applied
 
 
 def train_step(
@@ -27,22 +45,31 @@ def train_step(
     grad_clip: float,
     precision: str,
     device: torch.device,
-) -> tuple[float, float]:
-    """Accumulate gradients over micro-batches (all-reducing only on the last), clip, update; return this
-    rank's mean loss and the global gradient norm before clipping."""
+    scaler: torch.amp.GradScaler | None = None,
+) -> StepResult:
+    """Accumulate gradients over micro-batches (all-reducing only on the last), clip, update."""
     total = 0.0
     for micro in range(grad_accum_steps):
         inputs, targets = (t.to(device, non_blocking=True) for t in next(batches))
         with gradient_sync(model, enabled=micro == grad_accum_steps - 1):
             with autocast(precision, device):
                 loss = cross_entropy(model(inputs), targets) / grad_accum_steps
-            loss.backward()
+            (scaler.scale(loss) if scaler is not None else loss).backward()
         total += loss.item()
-    grad_norm = clip_grad_norm(model, grad_clip)
-    optimizer.step()
+    if scaler is None:
+        grad_norm = clip_grad_norm(model, grad_clip)
+        optimizer.step()
+        skipped = False
+    else:
+        scaler.unscale_(optimizer)  # clip the true gradients, not the scaled ones
+        grad_norm = clip_grad_norm(model, grad_clip)
+        scale = scaler.get_scale()
+        scaler.step(optimizer)  # skips the update when a gradient is inf/nan
+        scaler.update()
+        skipped = scaler.get_scale() < scale
     scheduler.step()
     optimizer.zero_grad(set_to_none=True)
-    return total, grad_norm
+    return StepResult(total, grad_norm, skipped)
 
 
 @torch.no_grad()

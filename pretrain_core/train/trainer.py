@@ -24,12 +24,13 @@ from pretrain_core.train.checkpoint import latest_checkpoint, load_checkpoint, r
 from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.data import DataState, TrainBatches, load_sequences
 from pretrain_core.train.distributed import DistEnv, all_reduce_sum, cleanup_distributed, init_distributed, wrap_model
+from pretrain_core.train.hardware import native_bf16
 from pretrain_core.train.metrics import MetricsLogger
 from pretrain_core.train.model import GPT
 from pretrain_core.train.optim import build_optimizer
 from pretrain_core.train.preemption import stop_on_sigterm
 from pretrain_core.train.schedule import build_scheduler
-from pretrain_core.train.step import train_step, validation_loss
+from pretrain_core.train.step import grad_scaler, train_step, validation_loss
 from pretrain_core.train.tokenizer import load_tokenizer
 
 log = logging.getLogger(__name__)
@@ -74,7 +75,14 @@ class Trainer:
         self.model = GPT(config.model_args(tokenizer.get_piece_size())).to(env.device)
         self.wrapped = wrap_model(self.model, config.strategy, env)
         self.optimizer = build_optimizer(self.wrapped, config)
-        self.scheduler = build_scheduler(self.optimizer, config.warmup_steps, config.max_steps, config.min_lr_ratio)
+        self.scheduler = build_scheduler(
+            self.optimizer, config.warmup_steps, config.max_steps, config.min_lr_ratio, config.lr_schedule
+        )
+        if config.lr_reference_batch_tokens is not None and env.is_main:
+            log.info(
+                "peak lr %.4g: lr %.4g scaled by %d / %d tokens per step (linear scaling rule)",
+                config.peak_lr(), config.lr, config.tokens_per_step, config.lr_reference_batch_tokens,
+            )  # fmt: skip
         self.state: dict[str, Any] = {"step": 0, "data": {}, "tokens_seen": 0, "initial_validation_loss": None}
         self.resumed_from = latest_checkpoint(config.output_url)
         if self.resumed_from:
@@ -89,6 +97,15 @@ class Trainer:
             train_rows, config.micro_batch_size, env.rank, env.world_size, config.seed, data_state
         )
         self.step, self.tokens_seen = int(self.state["step"]), int(self.state["tokens_seen"])
+        self.scaler = grad_scaler(config.precision, env.device, config.loss_scale_init)
+        if self.scaler is not None and self.state.get("grad_scaler"):
+            self.scaler.load_state_dict(self.state["grad_scaler"])
+        self.overflow_steps = int(self.state.get("overflow_steps", 0))
+        if config.precision == "bf16" and env.is_main and not native_bf16(env.device):
+            log.warning(
+                "precision bf16 on %s without native bf16 (no avx512_bf16/amx_bf16): expect it 25-45x slower than "
+                "fp32; set precision: fp32", env.device,
+            )  # fmt: skip
         self.tokens_per_step = config.seq_len * config.micro_batch_size * config.grad_accum_steps * env.world_size
         self.metrics = MetricsLogger(config.output_url, env.is_main)
         self.last_validation_loss: float | None = None
@@ -103,10 +120,18 @@ class Trainer:
                 self.state["initial_validation_loss"] = val_loss = self.validate()
             while self.step < config.max_steps:
                 started = time.perf_counter()
-                loss, grad_norm = train_step(
+                stepped = train_step(
                     self.wrapped, self.optimizer, self.scheduler, self.batches, config.grad_accum_steps,
-                    config.grad_clip, config.precision, self.env.device,
+                    config.grad_clip, config.precision, self.env.device, self.scaler,
                 )  # fmt: skip
+                loss, grad_norm = stepped.loss, stepped.grad_norm
+                if stepped.skipped:
+                    self.overflow_steps += 1
+                    if self.env.is_main:
+                        log.warning(
+                            "step %d: fp16 gradients overflowed, update skipped; loss scale now %g (%d skipped so far)",
+                            self.step + 1, self.scaler.get_scale() if self.scaler else 0.0, self.overflow_steps,
+                        )  # fmt: skip
                 loss_sum, stop_votes = all_reduce_sum([loss, float(stop.is_set())], self.env)
                 train_seconds += time.perf_counter() - started
                 self.step += 1
@@ -158,6 +183,8 @@ class Trainer:
         meta = {
             "data": {"epoch": self.batches.state.epoch, "position": self.batches.state.position},
             "tokens_seen": self.tokens_seen,
+            "grad_scaler": self.scaler.state_dict() if self.scaler is not None else None,
+            "overflow_steps": self.overflow_steps,
             "initial_validation_loss": self.state["initial_validation_loss"],
             "config": self.config.model_dump(mode="json"),
             "model_args": self.model.args.to_dict(),
@@ -185,6 +212,7 @@ class Trainer:
             "max_steps": self.config.max_steps,
             "tokens_seen": self.tokens_seen,
             "tokens_per_second": self.tokens_per_step * len(result.losses) / train_seconds if train_seconds else None,
+            "overflow_steps": self.overflow_steps,
             "train_seconds": round(train_seconds, 3),
             "final_train_loss": result.losses.get(self.step),
             "initial_validation_loss": initial,

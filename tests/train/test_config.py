@@ -28,7 +28,8 @@ def test_explicit_shape_overrides_the_preset() -> None:
         ({"betas": (0.9, 1.0)}, "betas"),
         ({"lr": 0}, "greater than 0"),
         ({"micro_batch": 4}, "Extra inputs"),
-        ({"precision": "fp16"}, "fp32"),
+        ({"precision": "fp8"}, "fp16"),
+        ({"precision": "fp16", "strategy": "fsdp"}, "sharded gradient scaler"),
     ],
 )
 def test_bad_values_are_refused_with_the_reason(values: dict[str, object], message: str) -> None:

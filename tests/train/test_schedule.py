@@ -5,6 +5,8 @@ import itertools
 import pytest
 import torch
 
+from pretrain_core.train.config import TrainConfig
+from pretrain_core.train.optim import build_optimizer
 from pretrain_core.train.schedule import build_scheduler, lr_multiplier
 
 
@@ -41,3 +43,21 @@ def test_scheduler_drives_the_optimizer_lr_and_survives_a_state_dict_round_trip(
     fresh.step()
     scheduler.step()
     assert fresh_optimizer.param_groups[0]["lr"] == pytest.approx(optimizer.param_groups[0]["lr"])
+
+
+def test_linear_decay_falls_by_equal_steps_and_constant_stays_at_the_peak() -> None:
+    linear = [lr_multiplier(s, warmup_steps=2, max_steps=12, min_lr_ratio=0.0, shape="linear") for s in range(13)]
+    assert linear[:2] == pytest.approx([1 / 3, 2 / 3]) and linear[2] == pytest.approx(1.0)
+    assert [a - b for a, b in itertools.pairwise(linear[2:])] == pytest.approx([0.1] * 10)
+    constant = [lr_multiplier(s, warmup_steps=2, max_steps=12, min_lr_ratio=0.1, shape="constant") for s in range(20)]
+    assert constant[2:] == pytest.approx([1.0] * 18)
+
+
+def test_the_linear_scaling_rule_moves_the_peak_with_the_global_batch() -> None:
+    tuned = TrainConfig(lr=1e-3, seq_len=128, micro_batch_size=8, lr_reference_batch_tokens=128 * 8)
+    assert tuned.peak_lr() == pytest.approx(1e-3)
+    four_gpus = tuned.model_copy(update={"nproc_per_node": 4, "grad_accum_steps": 2})
+    assert four_gpus.peak_lr() == pytest.approx(8e-3)  # 8x the tokens per step, 8x the peak
+    assert TrainConfig(lr=1e-3, nproc_per_node=4).peak_lr() == pytest.approx(1e-3)  # no reference: lr as given
+    model = torch.nn.Linear(4, 4)
+    assert build_optimizer(model, four_gpus).param_groups[0]["lr"] == pytest.approx(8e-3)

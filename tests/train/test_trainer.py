@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import io
+import logging
 import math
 import threading
 from collections.abc import Callable
@@ -9,6 +10,7 @@ import pytest
 import torch
 
 from pretrain_core import storage
+from pretrain_core.train import trainer as trainer_module
 from pretrain_core.train.checkpoint import completed_checkpoints, read_meta
 from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.launch import write_config
@@ -16,14 +18,15 @@ from pretrain_core.train.trainer import completed_run, train
 from tests.train.token_corpus import documents, train_tokenizer
 
 
+@pytest.mark.parametrize("precision", ["fp32", "fp16"])  # fp16: the loss scaler's state resumes too
 def test_interrupted_and_resumed_run_matches_an_uninterrupted_one(
-    tiny_config: Callable[..., TrainConfig], memory_url: str
+    tiny_config: Callable[..., TrainConfig], memory_url: str, precision: str
 ) -> None:
-    full = train(tiny_config(output_url=f"{memory_url}/full"))
+    full = train(tiny_config(output_url=f"{memory_url}/full-{precision}", precision=precision))
     assert full.status == "completed" and sorted(full.losses) == [1, 2, 3, 4, 5, 6]
 
     # checkpoint_every only decides when to save; the run's math is the same as `full`'s
-    config = tiny_config(output_url=f"{memory_url}/resumed", checkpoint_every=2)
+    config = tiny_config(output_url=f"{memory_url}/resumed-{precision}", checkpoint_every=2, precision=precision)
     stop, saved = threading.Event(), []
 
     def stop_after_first_checkpoint(url: str, step: int) -> None:
@@ -92,6 +95,31 @@ def test_bf16_autocast_trains_with_fp32_weights(tiny_config: Callable[..., Train
         io.BytesIO(storage.read_bytes(storage.join(result.summary["checkpoint_url"], "model.pt"))), weights_only=True
     )
     assert state["embed.weight"].dtype == torch.float32
+
+
+def test_fp16_scales_the_loss_skips_overflowed_steps_and_still_learns(
+    tiny_config: Callable[..., TrainConfig], memory_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="pretrain_core.train.trainer")
+    overflowing = {"precision": "fp16", "loss_scale_init": 2.0**24, "max_steps": 20, "eval_every": 20}
+    result = train(tiny_config(output_url=f"{memory_url}/fp16", **overflowing))
+    skipped = result.summary["overflow_steps"]
+    assert 1 <= skipped < 20  # scaled by 2**24 the gradients overflow fp16 until the scale has backed off
+    assert caplog.text.count("fp16 gradients overflowed, update skipped") == skipped
+    assert all(math.isfinite(loss) for loss in result.losses.values())
+    assert result.summary["final_validation_loss"] < result.summary["initial_validation_loss"]
+    meta = read_meta(result.summary["checkpoint_url"])
+    assert meta["overflow_steps"] == skipped and meta["grad_scaler"]["scale"] == 2.0 ** (24 - skipped)
+
+
+def test_bf16_without_native_support_is_warned_about(
+    tiny_config: Callable[..., TrainConfig], memory_url: str, caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    monkeypatch.setattr(trainer_module, "native_bf16", lambda device: False)  # this CPU has it: pretend not
+    caplog.set_level(logging.WARNING, logger="pretrain_core.train.trainer")
+    train(tiny_config(output_url=f"{memory_url}/bf16-slow", precision="bf16", max_steps=1))
+    assert "without native bf16" in caplog.text and "25-45x slower than fp32" in caplog.text
 
 
 def test_a_completed_run_is_recognised_only_under_the_same_config(
