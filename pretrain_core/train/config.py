@@ -7,14 +7,20 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from pretrain_core.config_base import Seed, StrictModel
-from pretrain_core.train.model_args import ModelArgs
+from pretrain_core.train.model_args import ModelArgs, PositionEncoding
 from pretrain_core.train.schedule import scaled_peak_lr
 
-# (n_layer, n_head, d_model). `tiny` trains the CPU demo in minutes; `124m` is GPT-2 small.
+ModelPreset = Literal["tiny", "small", "124m", "350m", "760m", "2b-deep"]
+# (n_layer, n_head, d_model). `tiny` trains the CPU demo in minutes; `124m` is GPT-2 small; the larger ones are the
+# source articles' sizes (hidden 768/1024/1536, heads 12/16/32, 12-72 layers): 350m is GPT-2 medium's shape,
+# 760m GPT-3 Large's, 2b-deep the articles' 72 layers at 1536 wide. Parameters below count a 32k vocabulary.
 MODEL_PRESETS: dict[str, tuple[int, int, int]] = {
-    "tiny": (4, 4, 128),
-    "small": (6, 6, 384),
-    "124m": (12, 12, 768),
+    "tiny": (4, 4, 128),  # 1.8M with an 8k vocabulary
+    "small": (6, 6, 384),  # 23M
+    "124m": (12, 12, 768),  # 110M
+    "350m": (24, 16, 1024),  # 335M
+    "760m": (24, 16, 1536),  # 730M
+    "2b-deep": (72, 32, 1536),  # 2.1B
 }
 
 
@@ -23,13 +29,30 @@ class TrainConfig(StrictModel):
     200 steps of 16 x 128 tokens, about 90 s at ~5k tokens/s on 2 free cores (the README shows what the demo's
     validation perplexity does)."""
 
-    model: Literal["tiny", "small", "124m"] | None = Field(
+    model: ModelPreset | None = Field(
         default="tiny", description="Model size preset; explicit n_layer/n_head/d_model override its values."
     )
     n_layer: int | None = Field(default=None, ge=1, le=128, description="Transformer blocks (overrides the preset).")
     n_head: int | None = Field(default=None, ge=1, le=128, description="Attention heads (overrides the preset).")
     d_model: int | None = Field(default=None, ge=16, le=16384, description="Residual width (overrides the preset).")
     seq_len: int = Field(default=256, ge=8, le=8192, description="Tokens per training sequence; must match the shards.")
+    position_encoding: PositionEncoding = Field(
+        default="rope",
+        description="rope (rotary, relative) | alibi (per-head distance penalty, relative) | learned | sinusoidal "
+        "(absolute, added to the embeddings). The articles recommend a relative one for long contexts.",
+    )
+    dropout: float = Field(
+        default=0.0,
+        ge=0,
+        lt=1,
+        description="Dropout on embeddings, attention probabilities and residual writes while training; the "
+        "articles use 0.1, deduplicated pretraining data usually needs none.",
+    )
+    activation_checkpointing: bool = Field(
+        default=False,
+        description="Keep only each block's input in forward and recompute the rest in backward: less activation "
+        "memory (docs/benchmarks.md has the figures) for about a third more compute.",
+    )
     micro_batch_size: int = Field(
         default=16, ge=1, le=4096, description="Sequences per rank per forward/backward pass."
     )
@@ -66,6 +89,12 @@ class TrainConfig(StrictModel):
     seed: Seed = Field(default=1234, description="Seed for initialisation and data order.")
     checkpoint_every: int = Field(
         default=100, ge=1, description="Save a checkpoint every this many steps (and at the end)."
+    )
+    checkpoint_every_minutes: float | None = Field(
+        default=60.0,
+        gt=0,
+        description="Also save when this many minutes have passed since the last save (the articles: hourly), "
+        "so a slow run loses at most that much to a crash. Unset: by steps only.",
     )
     eval_every: int = Field(
         default=50, ge=1, description="Measure validation loss every this many steps (and at 0, end)."
@@ -132,8 +161,9 @@ class TrainConfig(StrictModel):
     def model_args(self, vocab_size: int) -> ModelArgs:
         n_layer, n_head, d_model = self.model_shape()
         return ModelArgs(
-            vocab_size=vocab_size, n_layer=n_layer, n_head=n_head, d_model=d_model, max_seq_len=self.seq_len
-        )
+            vocab_size=vocab_size, n_layer=n_layer, n_head=n_head, d_model=d_model, max_seq_len=self.seq_len,
+            position_encoding=self.position_encoding, dropout=self.dropout,
+        )  # fmt: skip
 
     def peak_lr(self) -> float:
         """The lr warmup reaches: `lr`, or scaled by the linear rule from `lr_reference_batch_tokens`."""

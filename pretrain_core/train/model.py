@@ -1,7 +1,10 @@
 """A GPT-style decoder in the spirit of nanoGPT: small enough to read in one sitting.
 
-Pre-norm blocks (RMSNorm → causal self-attention with rotary position embeddings → RMSNorm → GELU MLP), tied
-input/output embeddings, no biases, no dropout (pretraining on deduplicated data rarely needs it). Shapes in the
+Pre-norm blocks (RMSNorm → causal self-attention → RMSNorm → GELU MLP), tied input/output embeddings, no biases.
+Where positions come from is one setting (`ModelArgs.position_encoding`): rotary (RoPE, rotating queries and
+keys), ALiBi (a per-head penalty growing with distance, added to attention scores), or learned or sinusoidal
+absolute embeddings added to the token embeddings. Dropout (embeddings, attention probabilities, residual writes)
+is off by default: pretraining on deduplicated data rarely needs it; the source articles use 0.1. Shapes in the
 comments use B = batch, T = time, C = d_model, H = heads, D = head dim, V = vocab.
 """
 
@@ -12,8 +15,11 @@ import math
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 
 from pretrain_core.train.model_args import ModelArgs
+
+INIT_STD = 0.02  # GPT-2's weight init
 
 
 def rope_tables(head_dim: int, max_seq_len: int, base: float) -> tuple[torch.Tensor, torch.Tensor]:
@@ -31,19 +37,58 @@ def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.T
     return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
 
 
+def alibi_slopes(n_head: int) -> torch.Tensor:
+    """Per-head slopes of ALiBi (Press et al. 2022): a geometric sequence from 2^(-8/n); for a head count that is
+    not a power of two, the closest power's slopes plus every other slope of the next power."""
+
+    def powers(n: int) -> list[float]:
+        start = 2.0 ** (-8.0 / n)
+        return [start ** (i + 1) for i in range(n)]
+
+    closest = 2 ** math.floor(math.log2(n_head))
+    slopes = powers(closest) + powers(2 * closest)[0::2][: n_head - closest]
+    return torch.tensor(slopes, dtype=torch.float32)
+
+
+def alibi_bias(slopes: torch.Tensor, t: int) -> torch.Tensor:
+    """(H, T, T) additive attention bias: -slope x distance to each earlier key, -inf on later keys (causal)."""
+    positions = torch.arange(t, device=slopes.device)
+    distance = (positions[:, None] - positions[None, :]).float()  # (T, T): query i, key j → i - j
+    bias = -slopes[:, None, None] * distance  # (H, T, T)
+    return bias.masked_fill(distance < 0, float("-inf"))
+
+
+def sinusoidal_table(max_seq_len: int, d_model: int) -> torch.Tensor:
+    """(T, C) fixed position embeddings of "Attention Is All You Need": sin on even, cos on odd channels."""
+    positions = torch.arange(max_seq_len, dtype=torch.float32)[:, None]
+    freq = torch.exp(torch.arange(0, d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / d_model))
+    table = torch.zeros(max_seq_len, d_model)
+    table[:, 0::2] = torch.sin(positions * freq)
+    table[:, 1::2] = torch.cos(positions * freq[: d_model // 2])
+    return table
+
+
 class CausalSelfAttention(nn.Module):
     def __init__(self, args: ModelArgs) -> None:
         super().__init__()
         self.n_head = args.n_head
+        self.dropout = args.dropout
         self.qkv = nn.Linear(args.d_model, 3 * args.d_model, bias=False)
         self.proj = nn.Linear(args.d_model, args.d_model, bias=False)
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None, bias: torch.Tensor | None
+    ) -> torch.Tensor:
         b, t, c = x.shape
         q, k, v = self.qkv(x).split(c, dim=2)  # (B, T, C) each
         q, k, v = (z.view(b, t, self.n_head, c // self.n_head).transpose(1, 2) for z in (q, k, v))  # (B, H, T, D)
-        q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
-        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)  # (B, H, T, D)
+        if rope is not None:
+            q, k = apply_rope(q, *rope), apply_rope(k, *rope)
+        p = self.dropout if self.training else 0.0
+        if bias is None:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=p)  # (B, H, T, D)
+        else:  # ALiBi: the causal mask is inside the bias
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.to(q.dtype), dropout_p=p)
         return self.proj(y.transpose(1, 2).contiguous().view(b, t, c))  # (B, T, C)
 
 
@@ -64,26 +109,45 @@ class Block(nn.Module):
         self.attn = CausalSelfAttention(args)
         self.mlp_norm = nn.RMSNorm(args.d_model, eps=args.norm_eps)
         self.mlp = MLP(args)
+        self.drop = nn.Dropout(args.dropout)
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-        x = x + self.attn(self.attn_norm(x), cos, sin)
-        return x + self.mlp(self.mlp_norm(x))
+    def forward(
+        self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None, bias: torch.Tensor | None
+    ) -> torch.Tensor:
+        x = x + self.drop(self.attn(self.attn_norm(x), rope, bias))
+        return x + self.drop(self.mlp(self.mlp_norm(x)))
 
 
 class GPT(nn.Module):
+    # buffers of the position encodings (only the configured one's exist)
+    rope_cos: torch.Tensor
+    rope_sin: torch.Tensor
+    alibi_slopes: torch.Tensor
+    sinusoids: torch.Tensor
+
     def __init__(self, args: ModelArgs) -> None:
         super().__init__()
         if args.d_model % args.n_head or args.head_dim % 2:
             raise ValueError(f"d_model {args.d_model} must split into {args.n_head} heads of even size")
         self.args = args
+        self.activation_checkpointing = False  # recompute each block's activations in backward instead of storing
         self.embed = nn.Embedding(args.vocab_size, args.d_model)
+        self.drop = nn.Dropout(args.dropout)
         self.blocks = nn.ModuleList(Block(args) for _ in range(args.n_layer))
         self.norm = nn.RMSNorm(args.d_model, eps=args.norm_eps)
         self.lm_head = nn.Linear(args.d_model, args.vocab_size, bias=False)
         self.lm_head.weight = self.embed.weight  # tied: one (V, C) matrix reads and writes tokens
-        cos, sin = rope_tables(args.head_dim, args.max_seq_len, args.rope_base)
-        self.register_buffer("rope_cos", cos, persistent=False)
-        self.register_buffer("rope_sin", sin, persistent=False)
+        self.pos_embed = nn.Embedding(args.max_seq_len, args.d_model) if args.position_encoding == "learned" else None
+        if args.position_encoding == "rope":
+            cos, sin = rope_tables(args.head_dim, args.max_seq_len, args.rope_base)
+            self.register_buffer("rope_cos", cos, persistent=False)
+            self.register_buffer("rope_sin", sin, persistent=False)
+        elif args.position_encoding == "alibi":
+            self.register_buffer("alibi_slopes", alibi_slopes(args.n_head), persistent=False)
+        elif args.position_encoding == "sinusoidal":
+            # at the token embeddings' scale (init std 0.02): unscaled, the +-1 waves would drown the tokens
+            table = INIT_STD * sinusoidal_table(args.max_seq_len, args.d_model)
+            self.register_buffer("sinusoids", table, persistent=False)
         self.apply(self._init_weights)
         for name, param in self.named_parameters():
             if name.endswith(("attn.proj.weight", "mlp.down.weight")):
@@ -93,7 +157,7 @@ class GPT(nn.Module):
     @staticmethod
     def _init_weights(module: nn.Module) -> None:
         if isinstance(module, nn.Linear | nn.Embedding):
-            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+            nn.init.normal_(module.weight, mean=0.0, std=INIT_STD)
 
     def num_params(self) -> int:
         """Parameter count; the tied embedding is counted once."""
@@ -101,11 +165,22 @@ class GPT(nn.Module):
 
     def forward(self, idx: torch.Tensor) -> torch.Tensor:
         """Token ids (B, T) → next-token logits (B, T, V)."""
-        if idx.shape[1] > self.args.max_seq_len:
-            raise ValueError(f"sequence of {idx.shape[1]} tokens exceeds max_seq_len {self.args.max_seq_len}")
+        t = idx.shape[1]
+        if t > self.args.max_seq_len:
+            raise ValueError(f"sequence of {t} tokens exceeds max_seq_len {self.args.max_seq_len}")
         x = self.embed(idx)  # (B, T, C)
+        if self.pos_embed is not None:
+            x = x + self.pos_embed.weight[:t]
+        elif self.args.position_encoding == "sinusoidal":
+            x = x + self.sinusoids[:t].to(x.dtype)
+        x = self.drop(x)
+        rope = (self.rope_cos, self.rope_sin) if self.args.position_encoding == "rope" else None
+        bias = alibi_bias(self.alibi_slopes, t) if self.args.position_encoding == "alibi" else None
         for block in self.blocks:
-            x = block(x, self.rope_cos, self.rope_sin)
+            if self.activation_checkpointing and self.training and torch.is_grad_enabled():
+                x = checkpoint(block, x, rope, bias, use_reentrant=False)
+            else:
+                x = block(x, rope, bias)
         return self.lm_head(self.norm(x))  # (B, T, V)
 
     @torch.no_grad()

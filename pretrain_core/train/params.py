@@ -12,9 +12,8 @@ from pydantic import Field
 
 from pretrain_core import storage
 from pretrain_core.config_base import StrictModel
-from pretrain_core.train.config import TrainConfig
-
-ModelPreset = Literal["tiny", "small", "124m"]  # the keys of MODEL_PRESETS
+from pretrain_core.train.config import ModelPreset, TrainConfig
+from pretrain_core.train.model_args import PositionEncoding
 
 
 def default_run_name(model: str, max_steps: int, now: datetime | None = None) -> str:
@@ -51,7 +50,8 @@ def _knob(name: str) -> Any:
 FORM_KNOBS = (
     "max_steps", "seq_len", "micro_batch_size", "grad_accum_steps", "lr", "warmup_steps", "precision",
     "num_threads", "nproc_per_node", "nnodes", "rdzv_endpoint", "tokens_url", "tokenizer_url", "checkpoint_every",
-    "keep_last_checkpoints", "keep_best_checkpoint",
+    "keep_last_checkpoints", "keep_best_checkpoint", "checkpoint_every_minutes", "lr_schedule", "position_encoding",
+    "dropout", "activation_checkpointing",
 )  # fmt: skip
 
 
@@ -61,7 +61,8 @@ class TrainRunParams(StrictModel):
     time limit are the form's own."""
 
     model: ModelPreset = Field(
-        default=TrainConfig.model_fields["model"].default, description="Model size preset: tiny (1.8M), small, 124m."
+        default=TrainConfig.model_fields["model"].default,
+        description="Model size preset: tiny (1.8M), small (23M), 124m, 350m, 760m, 2b-deep (the articles' sizes).",
     )
     max_steps: int = _knob("max_steps")
     run_name: str = Field(
@@ -88,6 +89,11 @@ class TrainRunParams(StrictModel):
     checkpoint_every: int = _knob("checkpoint_every")
     keep_last_checkpoints: int = _knob("keep_last_checkpoints")
     keep_best_checkpoint: bool = _knob("keep_best_checkpoint")
+    checkpoint_every_minutes: float | None = _knob("checkpoint_every_minutes")
+    lr_schedule: Literal["cosine", "linear", "constant"] = _knob("lr_schedule")
+    position_encoding: PositionEncoding = _knob("position_encoding")
+    dropout: float = _knob("dropout")
+    activation_checkpointing: bool = _knob("activation_checkpointing")
     timeout_s: float | None = Field(
         default=None, gt=0, description="Terminate training after this many seconds; empty: no limit. Allowed: > 0."
     )

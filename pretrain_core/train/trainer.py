@@ -73,6 +73,7 @@ class Trainer:
         np.random.seed(config.seed)
         torch.manual_seed(config.seed)
         self.model = GPT(config.model_args(tokenizer.get_piece_size())).to(env.device)
+        self.model.activation_checkpointing = config.activation_checkpointing
         self.wrapped = wrap_model(self.model, config.strategy, env)
         self.optimizer = build_optimizer(self.wrapped, config)
         self.scheduler = build_scheduler(
@@ -114,6 +115,7 @@ class Trainer:
         config = self.config
         result = TrainResult(status="completed", step=self.step)
         saved_step = self.step if self.resumed_from else -1
+        last_save = time.monotonic()
         train_seconds, val_loss = 0.0, None
         try:
             if self.step == 0:
@@ -132,7 +134,9 @@ class Trainer:
                             "step %d: fp16 gradients overflowed, update skipped; loss scale now %g (%d skipped so far)",
                             self.step + 1, self.scaler.get_scale() if self.scaler else 0.0, self.overflow_steps,
                         )  # fmt: skip
-                loss_sum, stop_votes = all_reduce_sum([loss, float(stop.is_set())], self.env)
+                # rank 0's clock decides a time-based save; the all-reduce makes every rank agree (a save is collective)
+                due = self.env.is_main and self._checkpoint_due(last_save)
+                loss_sum, stop_votes, due_votes = all_reduce_sum([loss, float(stop.is_set()), float(due)], self.env)
                 train_seconds += time.perf_counter() - started
                 self.step += 1
                 self.tokens_seen += self.tokens_per_step
@@ -143,8 +147,9 @@ class Trainer:
                     self.log_train(result.losses[self.step], grad_norm, tokens_per_s)
                 if self.step % config.eval_every == 0 or last:
                     val_loss = self.validate()
-                if self.step % config.checkpoint_every == 0 or last:
+                if self.step % config.checkpoint_every == 0 or last or due_votes:
                     saved_step = self.checkpoint()
+                    last_save = time.monotonic()
                 if stop_votes and not last:
                     result.status = "stopped"
                     break
@@ -160,6 +165,10 @@ class Trainer:
             storage.write_json(storage.join(config.output_url, "train_summary.json"), result.summary)
         log.info("rank %d/%d finished: %s at step %d", self.env.rank, self.env.world_size, result.status, self.step)
         return result
+
+    def _checkpoint_due(self, last_save: float) -> bool:
+        minutes = self.config.checkpoint_every_minutes
+        return minutes is not None and time.monotonic() - last_save >= minutes * 60
 
     def log_train(self, loss: float, grad_norm: float, tokens_per_s: float) -> None:
         lr = float(self.scheduler.get_last_lr()[0])

@@ -1,9 +1,11 @@
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 from pydantic import ValidationError
 
-from pretrain_core.train.config import MODEL_PRESETS, EvalConfig, TrainConfig
+from pretrain_core.train.config import MODEL_PRESETS, EvalConfig, ModelPreset, TrainConfig
 
 
 def test_defaults_are_the_tiny_cpu_demo() -> None:
@@ -45,3 +47,15 @@ def test_tokens_per_step_counts_every_rank_and_micro_batch() -> None:
 def test_every_field_is_documented() -> None:
     for model in (TrainConfig, EvalConfig):
         assert all(info.description for info in model.model_fields.values())
+
+
+def test_every_model_preset_is_a_valid_shape_of_the_articles_sizes() -> None:
+    assert set(MODEL_PRESETS) == set(get_args(ModelPreset))
+    for name, (n_layer, n_head, d_model) in MODEL_PRESETS.items():
+        config = TrainConfig(model=name)  # type: ignore[arg-type]
+        args = config.model_args(vocab_size=32_000)
+        assert d_model % n_head == 0 and args.head_dim % 2 == 0, name
+        assert (args.n_layer, args.n_head, args.d_model) == (n_layer, n_head, d_model)
+    sizes = {shape[2] for name, shape in MODEL_PRESETS.items() if name not in ("tiny", "small")}
+    assert sizes == {768, 1024, 1536}  # the articles' hidden sizes
+    assert max(shape[0] for shape in MODEL_PRESETS.values()) == 72

@@ -1,9 +1,19 @@
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 import torch
 
-from pretrain_core.train.model import GPT, ModelArgs, apply_rope, cross_entropy, rope_tables
+from pretrain_core.train.model import (
+    GPT,
+    ModelArgs,
+    alibi_bias,
+    alibi_slopes,
+    apply_rope,
+    cross_entropy,
+    rope_tables,
+)
 
 ARGS = ModelArgs(vocab_size=97, n_layer=2, n_head=4, d_model=32, max_seq_len=16)
 
@@ -77,3 +87,56 @@ def test_greedy_generation_is_deterministic_and_topk_samples_from_the_top(model:
 def test_odd_head_dim_is_refused() -> None:
     with pytest.raises(ValueError, match="even size"):
         GPT(ModelArgs(vocab_size=10, n_layer=1, n_head=2, d_model=6, max_seq_len=4))
+
+
+@pytest.mark.parametrize("encoding", ["rope", "alibi", "learned", "sinusoidal"])
+def test_every_position_encoding_is_causal_and_tells_positions_apart(encoding: str) -> None:
+    torch.manual_seed(0)
+    model = GPT(replace(ARGS, position_encoding=encoding)).eval()  # type: ignore[arg-type]
+    idx = torch.randint(0, ARGS.vocab_size, (1, 12))
+    changed = idx.clone()
+    changed[0, 8:] = (changed[0, 8:] + 1) % ARGS.vocab_size
+    a, b = model(idx), model(changed)
+    assert torch.allclose(a[:, :8], b[:, :8], atol=1e-6) and not torch.allclose(a[:, 8:], b[:, 8:])
+    # without positions, causal attention is blind to the order of earlier tokens: swapping the first two would
+    # leave the third position's output unchanged
+    ordered, swapped = torch.tensor([[3, 7, 11]]), torch.tensor([[7, 3, 11]])
+    assert not torch.allclose(model(ordered)[0, 2], model(swapped)[0, 2], atol=1e-5)
+    assert ("pos_embed.weight" in dict(model.named_parameters())) == (encoding == "learned")
+
+
+def test_alibi_slopes_follow_the_paper() -> None:
+    assert alibi_slopes(8).tolist() == pytest.approx([2.0 ** -(i + 1) for i in range(8)])
+    twelve = alibi_slopes(12).tolist()  # 8 from 2^(-8/8), then every other of the 16-head sequence
+    assert twelve[:8] == pytest.approx([2.0 ** -(i + 1) for i in range(8)])
+    assert twelve[8:] == pytest.approx([2.0 ** -(0.5 * (2 * i + 1)) for i in range(4)])
+    bias = alibi_bias(torch.tensor([0.5]), 3)[0]
+    assert bias[2].tolist() == [-1.0, -0.5, 0.0] and bias[0, 1] == float("-inf")
+
+
+def test_dropout_acts_only_while_training() -> None:
+    torch.manual_seed(0)
+    model = GPT(replace(ARGS, dropout=0.1))
+    idx = torch.randint(0, ARGS.vocab_size, (2, 16))
+    model.train()
+    assert not torch.equal(model(idx), model(idx))  # a different mask each pass
+    model.eval()
+    assert torch.equal(model(idx), model(idx))
+    no_dropout = GPT(ARGS).eval()
+    no_dropout.load_state_dict(model.state_dict())
+    assert torch.equal(model(idx), no_dropout(idx))  # at evaluation, dropout changes nothing
+
+
+def test_activation_checkpointing_gives_the_same_loss_and_gradients() -> None:
+    idx = torch.randint(0, ARGS.vocab_size, (2, 16))
+    grads = []
+    for recompute in (False, True):
+        torch.manual_seed(0)
+        model = GPT(replace(ARGS, dropout=0.1)).train()
+        model.activation_checkpointing = recompute
+        torch.manual_seed(1)  # same dropout masks: recomputation replays the RNG state
+        loss = cross_entropy(model(idx[:, :-1]), idx[:, 1:])
+        loss.backward()
+        grads.append((loss.item(), [p.grad.clone() for p in model.parameters() if p.grad is not None]))
+    (loss_a, grads_a), (loss_b, grads_b) = grads
+    assert loss_a == loss_b and all(torch.allclose(a, b, atol=1e-6) for a, b in zip(grads_a, grads_b, strict=True))

@@ -132,3 +132,19 @@ def test_a_completed_run_is_recognised_only_under_the_same_config(
     summary = completed_run(config)
     assert summary is not None and summary["steps"] == 3
     assert completed_run(config.model_copy(update={"max_steps": 5})) is None  # longer run: resume, not skip
+
+
+def test_a_slow_run_also_checkpoints_by_wall_clock_time(
+    tiny_config: Callable[..., TrainConfig], memory_url: str
+) -> None:
+    saved: list[int] = []
+    config = tiny_config(
+        output_url=f"{memory_url}/timed", max_steps=4, checkpoint_every=1000, checkpoint_every_minutes=1e-7,
+        keep_last_checkpoints=10, prune_waits_for_evaluation=False,
+    )  # fmt: skip
+    train(config, on_checkpoint=[lambda url, step: saved.append(step)])
+    assert saved == [1, 2, 3, 4]  # every step outlasts the 6 µs interval; by steps alone only step 4 would save
+    hourly = tiny_config(output_url=f"{memory_url}/hourly", max_steps=4, checkpoint_every=1000)
+    saved.clear()
+    train(hourly, on_checkpoint=[lambda url, step: saved.append(step)])
+    assert hourly.checkpoint_every_minutes == 60 and saved == [4]
