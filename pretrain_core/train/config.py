@@ -86,6 +86,24 @@ class TrainConfig(StrictModel):
         le=2.0**64,
         description="fp16 only: the first loss scale; halved at each overflow, doubled after 2,000 clean steps.",
     )
+    max_nonfinite_steps: int = Field(
+        default=3,
+        ge=1,
+        description="A step with a nan/inf gradient is skipped (counted, logged); after this many in a row the run "
+        "rolls back to its last checkpoint and lowers the lr by rollback_lr_factor.",
+    )
+    rollback_lr_factor: float = Field(
+        default=0.5, gt=0, le=1, description="Multiplies the lr schedule at each rollback after non-finite steps."
+    )
+    grad_check_every: int = Field(
+        default=1000,
+        ge=0,
+        description="Every this many steps, check autograd against finite differences on a float64 copy of the "
+        "model (the articles: every 1,000 steps); logged, and warned about beyond grad_check_tolerance. 0: never.",
+    )
+    grad_check_tolerance: float = Field(
+        default=1e-2, gt=0, description="Largest relative error between the two gradients that passes the check."
+    )
     seed: Seed = Field(default=1234, description="Seed for initialisation and data order.")
     checkpoint_every: int = Field(
         default=100, ge=1, description="Save a checkpoint every this many steps (and at the end)."

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ def grad_scaler(precision: str, device: torch.device, init_scale: float = 2.0**1
 class StepResult:
     loss: float  # this rank's mean loss
     grad_norm: float  # global gradient norm before clipping (inf or nan when fp16 overflowed)
-    skipped: bool  # fp16 overflow: no update was applied
+    skipped: bool  # no update was applied: fp16 overflow, or (fp32/bf16) a non-finite gradient
 
 
 def train_step(
@@ -58,8 +59,9 @@ def train_step(
         total += loss.item()
     if scaler is None:
         grad_norm = clip_grad_norm(model, grad_clip)
-        optimizer.step()
-        skipped = False
+        skipped = not math.isfinite(grad_norm)  # a nan/inf gradient would poison every weight it touches
+        if not skipped:
+            optimizer.step()
     else:
         scaler.unscale_(optimizer)  # clip the true gradients, not the scaled ones
         grad_norm = clip_grad_norm(model, grad_clip)

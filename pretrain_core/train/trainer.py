@@ -24,13 +24,14 @@ from pretrain_core.train.checkpoint import latest_checkpoint, load_checkpoint, r
 from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.data import DataState, TrainBatches, load_sequences
 from pretrain_core.train.distributed import DistEnv, all_reduce_sum, cleanup_distributed, init_distributed, wrap_model
+from pretrain_core.train.grad_check import gradient_check
 from pretrain_core.train.hardware import native_bf16
 from pretrain_core.train.metrics import MetricsLogger
 from pretrain_core.train.model import GPT
 from pretrain_core.train.optim import build_optimizer
 from pretrain_core.train.preemption import stop_on_sigterm
 from pretrain_core.train.schedule import build_scheduler
-from pretrain_core.train.step import grad_scaler, train_step, validation_loss
+from pretrain_core.train.step import StepResult, grad_scaler, train_step, validation_loss
 from pretrain_core.train.tokenizer import load_tokenizer
 
 log = logging.getLogger(__name__)
@@ -91,17 +92,15 @@ class Trainer:
                 raise ValueError(f"{self.resumed_from} was trained with another tokenizer than {config.tokenizer_url}")
             self.state = load_checkpoint(self.resumed_from, self.wrapped, self.optimizer, self.scheduler)
             log.info("resuming from %s at step %d", self.resumed_from, self.state["step"])
-        train_rows = load_sequences(config.tokens_url, "train", config.seq_len).ids
+        self.train_rows = load_sequences(config.tokens_url, "train", config.seq_len).ids
         self.val_rows = load_sequences(config.tokens_url, "validation", config.seq_len).ids
-        data_state = DataState(**self.state["data"])
-        self.batches = TrainBatches(
-            train_rows, config.micro_batch_size, env.rank, env.world_size, config.seed, data_state
-        )
-        self.step, self.tokens_seen = int(self.state["step"]), int(self.state["tokens_seen"])
+        self._restore_position()
         self.scaler = grad_scaler(config.precision, env.device, config.loss_scale_init)
         if self.scaler is not None and self.state.get("grad_scaler"):
             self.scaler.load_state_dict(self.state["grad_scaler"])
         self.overflow_steps = int(self.state.get("overflow_steps", 0))
+        self.nonfinite_steps, self.nonfinite_streak = int(self.state.get("nonfinite_steps", 0)), 0
+        self.rollbacks = int(self.state.get("rollbacks", 0))
         if config.precision == "bf16" and env.is_main and not native_bf16(env.device):
             log.warning(
                 "precision bf16 on %s without native bf16 (no avx512_bf16/amx_bf16): expect it 25-45x slower than "
@@ -127,13 +126,8 @@ class Trainer:
                     config.grad_clip, config.precision, self.env.device, self.scaler,
                 )  # fmt: skip
                 loss, grad_norm = stepped.loss, stepped.grad_norm
-                if stepped.skipped:
-                    self.overflow_steps += 1
-                    if self.env.is_main:
-                        log.warning(
-                            "step %d: fp16 gradients overflowed, update skipped; loss scale now %g (%d skipped so far)",
-                            self.step + 1, self.scaler.get_scale() if self.scaler else 0.0, self.overflow_steps,
-                        )  # fmt: skip
+                if self._skipped(stepped):
+                    continue  # rolled back to the last checkpoint: the loop resumes from its step
                 # rank 0's clock decides a time-based save; the all-reduce makes every rank agree (a save is collective)
                 due = self.env.is_main and self._checkpoint_due(last_save)
                 loss_sum, stop_votes, due_votes = all_reduce_sum([loss, float(stop.is_set()), float(due)], self.env)
@@ -147,6 +141,8 @@ class Trainer:
                     self.log_train(result.losses[self.step], grad_norm, tokens_per_s)
                 if self.step % config.eval_every == 0 or last:
                     val_loss = self.validate()
+                if config.grad_check_every and self.step % config.grad_check_every == 0:
+                    self.check_gradients()
                 if self.step % config.checkpoint_every == 0 or last or due_votes:
                     saved_step = self.checkpoint()
                     last_save = time.monotonic()
@@ -165,6 +161,77 @@ class Trainer:
             storage.write_json(storage.join(config.output_url, "train_summary.json"), result.summary)
         log.info("rank %d/%d finished: %s at step %d", self.env.rank, self.env.world_size, result.status, self.step)
         return result
+
+    def _restore_position(self) -> None:
+        """Step, tokens seen and data order from ``self.state`` (fresh, resumed or rolled back)."""
+        config, env = self.config, self.env
+        data_state = DataState(**self.state["data"])
+        self.batches = TrainBatches(
+            self.train_rows, config.micro_batch_size, env.rank, env.world_size, config.seed, data_state
+        )
+        self.step, self.tokens_seen = int(self.state["step"]), int(self.state["tokens_seen"])
+
+    def _skipped(self, stepped: StepResult) -> bool:
+        """Count and log a step that applied no update; True when it was the last straw and the run rolled back.
+        Every rank sees the same all-reduced gradients, so every rank decides alike."""
+        if not stepped.skipped:
+            self.nonfinite_streak = 0
+            return False
+        if self.scaler is not None:  # fp16: an overflow is the loss scaler doing its job
+            self.overflow_steps += 1
+            if self.env.is_main:
+                log.warning(
+                    "step %d: fp16 gradients overflowed, update skipped; loss scale now %g (%d skipped so far)",
+                    self.step + 1, self.scaler.get_scale(), self.overflow_steps,
+                )  # fmt: skip
+            return False
+        self.nonfinite_steps += 1
+        self.nonfinite_streak += 1
+        if self.env.is_main:
+            log.warning(
+                "step %d: non-finite gradient (norm %s), update skipped (%d in a row, %d in all)",
+                self.step + 1, stepped.grad_norm, self.nonfinite_streak, self.nonfinite_steps,
+            )  # fmt: skip
+        if self.nonfinite_streak < self.config.max_nonfinite_steps:
+            return False
+        self.roll_back()
+        return True
+
+    def roll_back(self) -> None:
+        """Reload the newest checkpoint (weights, optimizer, schedule, data position, RNG) and lower the lr."""
+        url = latest_checkpoint(self.config.output_url)
+        if url is None:
+            raise FloatingPointError(
+                f"{self.nonfinite_streak} non-finite steps in a row at step {self.step + 1} and no checkpoint to roll "
+                "back to: lower lr, raise warmup_steps or set grad_clip"
+            )
+        self.state = load_checkpoint(url, self.wrapped, self.optimizer, self.scheduler)
+        self._restore_position()
+        factor = self.config.rollback_lr_factor
+        self.scheduler.base_lrs = [lr * factor for lr in self.scheduler.base_lrs]  # saved with the schedule
+        for group, lr in zip(self.optimizer.param_groups, self.scheduler.base_lrs, strict=True):
+            group["lr"] = lr * self.scheduler.lr_lambdas[0](self.scheduler.last_epoch)
+        self.rollbacks += 1
+        self.nonfinite_streak = 0
+        if self.env.is_main:
+            log.warning(
+                "rolled back to %s (step %d) after %d non-finite steps; lr now x%g of the schedule (rollback %d)",
+                url, self.step, self.config.max_nonfinite_steps, factor ** self.rollbacks, self.rollbacks,
+            )  # fmt: skip
+
+    def check_gradients(self) -> None:
+        """Rank 0 compares autograd with finite differences on a float64 copy (not under FSDP: sharded weights)."""
+        if not self.env.is_main or self.config.strategy == "fsdp":
+            return
+        check = gradient_check(self.model, seed=self.step)
+        self.metrics.scalars(self.step, {"train/grad_check_relative_error": check.max_relative_error})
+        if check.passed(self.config.grad_check_tolerance):
+            log.info("gradient check at step %d: max relative error %.2g", self.step, check.max_relative_error)
+        else:
+            log.warning(
+                "gradient check at step %d FAILED: autograd and finite differences differ by %.2g (tolerance %g)",
+                self.step, check.max_relative_error, self.config.grad_check_tolerance,
+            )  # fmt: skip
 
     def _checkpoint_due(self, last_save: float) -> bool:
         minutes = self.config.checkpoint_every_minutes
@@ -194,6 +261,8 @@ class Trainer:
             "tokens_seen": self.tokens_seen,
             "grad_scaler": self.scaler.state_dict() if self.scaler is not None else None,
             "overflow_steps": self.overflow_steps,
+            "nonfinite_steps": self.nonfinite_steps,
+            "rollbacks": self.rollbacks,
             "initial_validation_loss": self.state["initial_validation_loss"],
             "config": self.config.model_dump(mode="json"),
             "model_args": self.model.args.to_dict(),
@@ -222,6 +291,8 @@ class Trainer:
             "tokens_seen": self.tokens_seen,
             "tokens_per_second": self.tokens_per_step * len(result.losses) / train_seconds if train_seconds else None,
             "overflow_steps": self.overflow_steps,
+            "nonfinite_steps": self.nonfinite_steps,
+            "rollbacks": self.rollbacks,
             "train_seconds": round(train_seconds, 3),
             "final_train_loss": result.losses.get(self.step),
             "initial_validation_loss": initial,

@@ -13,8 +13,9 @@ from pretrain_core import storage
 from pretrain_core.train import trainer as trainer_module
 from pretrain_core.train.checkpoint import completed_checkpoints, read_meta
 from pretrain_core.train.config import TrainConfig
+from pretrain_core.train.distributed import cleanup_distributed, init_distributed
 from pretrain_core.train.launch import write_config
-from pretrain_core.train.trainer import completed_run, train
+from pretrain_core.train.trainer import Trainer, completed_run, train
 from tests.train.token_corpus import documents, train_tokenizer
 
 
@@ -148,3 +149,50 @@ def test_a_slow_run_also_checkpoints_by_wall_clock_time(
     saved.clear()
     train(hourly, on_checkpoint=[lambda url, step: saved.append(step)])
     assert hourly.checkpoint_every_minutes == 60 and saved == [4]
+
+
+def test_non_finite_steps_are_skipped_then_rolled_back_with_a_lower_lr(
+    tiny_config: Callable[..., TrainConfig], memory_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="pretrain_core.train.trainer")
+    config = tiny_config(output_url=f"{memory_url}/diverging", max_steps=6, checkpoint_every=2, max_nonfinite_steps=2)
+    train(config.model_copy(update={"max_steps": 2}))  # a checkpoint at step 2 to come back to
+    env = init_distributed(config.backend)
+    try:
+        trainer = Trainer(config, env)
+        peak = list(trainer.scheduler.base_lrs)
+        with torch.no_grad():
+            trainer.model.embed.weight.fill_(float("nan"))  # what a blown-up update leaves behind
+        result = trainer.fit(threading.Event())
+    finally:
+        cleanup_distributed()
+    assert (trainer.nonfinite_steps, trainer.rollbacks) == (2, 1)
+    assert caplog.text.count("non-finite gradient") == 2 and "rolled back to" in caplog.text
+    assert trainer.scheduler.base_lrs == pytest.approx([lr * 0.5 for lr in peak])
+    assert result.status == "completed" and all(math.isfinite(result.losses[s]) for s in range(3, 7))
+    assert read_meta(result.summary["checkpoint_url"])["rollbacks"] == 1 and result.summary["nonfinite_steps"] == 2
+
+
+def test_without_a_checkpoint_a_diverged_run_stops_with_advice(
+    tiny_config: Callable[..., TrainConfig], memory_url: str
+) -> None:
+    config = tiny_config(output_url=f"{memory_url}/no-checkpoint", max_steps=6, max_nonfinite_steps=2)
+    env = init_distributed(config.backend)
+    try:
+        trainer = Trainer(config, env)
+        with torch.no_grad():
+            trainer.model.embed.weight.fill_(float("nan"))
+        with pytest.raises(FloatingPointError, match="no checkpoint to roll back to: lower lr"):
+            trainer.fit(threading.Event())
+    finally:
+        cleanup_distributed()
+
+
+def test_the_gradient_check_runs_on_schedule_and_passes(
+    tiny_config: Callable[..., TrainConfig], memory_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="pretrain_core.train.trainer")
+    train(tiny_config(output_url=f"{memory_url}/grad-check", max_steps=4, grad_check_every=2))
+    checks = [r.getMessage() for r in caplog.records if "gradient check" in r.getMessage()]
+    assert [m.split(":")[0] for m in checks] == ["gradient check at step 2", "gradient check at step 4"]
+    assert all(float(m.rsplit(" ", 1)[1]) < 1e-2 for m in checks)
