@@ -118,7 +118,24 @@ class TrainConfig(StrictModel):
         default=50, ge=1, description="Measure validation loss every this many steps (and at 0, end)."
     )
     eval_batches: int = Field(default=8, ge=1, description="Validation micro-batches per rank for each periodic eval.")
-    log_every: int = Field(default=10, ge=1, description="Log training metrics every this many steps.")
+    log_every: int = Field(
+        default=100,
+        ge=1,
+        description="Log training metrics (lr, grad norm, tokens/s, MFU, memory) every this many steps; the loss "
+        "goes to TensorBoard every step.",
+    )
+    peak_flops_per_device: float | None = Field(
+        default=None,
+        gt=0,
+        description="The device's peak FLOP/s in the training precision (spec sheet), the denominator of MFU. "
+        "Unset: measured at the first log with large matmuls.",
+    )
+    overfit_alarm_ratio: float = Field(
+        default=1.3,
+        gt=1,
+        description="Warn when validation perplexity exceeds the recent training perplexity by this factor: the "
+        "model is memorising its training text.",
+    )
     keep_last_checkpoints: int = Field(
         default=2, ge=1, description="Completed checkpoints kept; older ones are deleted once evaluated."
     )

@@ -1,10 +1,13 @@
-"""What the device can do natively, so a setting that would crawl is named before it does."""
+"""What the device can do: native bf16 (so a setting that would crawl is named before it does), its measured matmul
+peak (what MFU is reported against), FLOPs per token, and memory in use."""
 
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 
+import psutil
 import torch
 
 _BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
@@ -29,3 +32,42 @@ def native_bf16(device: torch.device) -> bool:
         return cpu_flags_have_bf16(Path("/proc/cpuinfo").read_text(encoding="utf-8", errors="replace"))
     except OSError:
         return True
+
+
+def measure_peak_flops(device: torch.device, dtype: torch.dtype = torch.float32, seconds: float = 0.3) -> float:
+    """FLOP/s of large square matmuls on this device in ``dtype``, timed for about ``seconds``: the ceiling MFU
+    is reported against when the device's spec sheet figure is not given."""
+    n = 4096 if device.type == "cuda" else 1024
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+    torch.mm(a, b)  # warm-up: kernels chosen, caches filled
+    _synchronize(device)
+    runs, started = 0, time.perf_counter()
+    while time.perf_counter() - started < seconds or runs < 2:
+        torch.mm(a, b)
+        runs += 1
+        if runs % 4 == 0:
+            _synchronize(device)
+    _synchronize(device)
+    elapsed = time.perf_counter() - started
+    return 2 * n**3 * runs / elapsed
+
+
+def _synchronize(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def flops_per_token(non_embedding_params: int, n_layer: int, seq_len: int, d_model: int) -> float:
+    """Training FLOPs per token, forward and backward (PaLM, appendix B): 6 per weight plus attention's
+    12 x layers x sequence x width."""
+    return 6 * non_embedding_params + 12 * n_layer * seq_len * d_model
+
+
+def memory_metrics(device: torch.device) -> dict[str, float]:
+    """Resident memory of this process, and on a GPU what torch's allocator holds, in MB."""
+    values = {"memory/cpu_rss_mb": psutil.Process().memory_info().rss / 2**20}
+    if device.type == "cuda":
+        values["memory/cuda_allocated_mb"] = torch.cuda.max_memory_allocated(device) / 2**20
+        values["memory/cuda_reserved_mb"] = torch.cuda.max_memory_reserved(device) / 2**20
+    return values

@@ -19,7 +19,9 @@ log = logging.getLogger(__name__)
 class MetricsLogger:
     """Rank 0's metrics sink; other ranks get `enabled=False` and every call is a no-op."""
 
-    def __init__(self, output_url: str, enabled: bool) -> None:
+    def __init__(self, output_url: str, enabled: bool, resumed_at: int | None = None) -> None:
+        """``resumed_at``: the step a resumed run continues from; what an earlier attempt logged after it is
+        purged (TensorBoard's `purge_step`), so no step is shown twice."""
         self.enabled = enabled
         self.remote_url = storage.join(output_url, "tensorboard")
         local = storage.local_path(self.remote_url)
@@ -29,7 +31,8 @@ class MetricsLogger:
         if enabled:
             from torch.utils.tensorboard import SummaryWriter  # only rank 0 pays for importing TensorBoard
 
-            self._writer = SummaryWriter(self.local_dir)
+            purge_step = None if resumed_at is None else resumed_at + 1
+            self._writer = SummaryWriter(self.local_dir, purge_step=purge_step)
 
     def scalars(self, step: int, values: dict[str, float]) -> None:
         if self._writer is None:

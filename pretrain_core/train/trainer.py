@@ -25,7 +25,7 @@ from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.data import DataState, TrainBatches, load_sequences
 from pretrain_core.train.distributed import DistEnv, all_reduce_sum, cleanup_distributed, init_distributed, wrap_model
 from pretrain_core.train.grad_check import gradient_check
-from pretrain_core.train.hardware import native_bf16
+from pretrain_core.train.hardware import flops_per_token, measure_peak_flops, memory_metrics, native_bf16
 from pretrain_core.train.metrics import MetricsLogger
 from pretrain_core.train.model import GPT
 from pretrain_core.train.optim import build_optimizer
@@ -107,7 +107,12 @@ class Trainer:
                 "fp32; set precision: fp32", env.device,
             )  # fmt: skip
         self.tokens_per_step = config.seq_len * config.micro_batch_size * config.grad_accum_steps * env.world_size
-        self.metrics = MetricsLogger(config.output_url, env.is_main)
+        self.metrics = MetricsLogger(config.output_url, env.is_main, self.step if self.resumed_from else None)
+        n_layer, _, d_model = config.model_shape()
+        non_embedding = self.model.num_params() - self.model.embed.weight.numel()
+        self.flops_per_token = flops_per_token(non_embedding, n_layer, config.seq_len, d_model)
+        self._peak_flops = config.peak_flops_per_device
+        self.last_train_loss: float | None = None
         self.last_validation_loss: float | None = None
 
     def fit(self, stop: threading.Event) -> TrainResult:
@@ -134,7 +139,8 @@ class Trainer:
                 train_seconds += time.perf_counter() - started
                 self.step += 1
                 self.tokens_seen += self.tokens_per_step
-                result.losses[self.step] = loss_sum / self.env.world_size
+                result.losses[self.step] = self.last_train_loss = loss_sum / self.env.world_size
+                self.metrics.scalars(self.step, {"train/loss": self.last_train_loss})
                 last = self.step == config.max_steps
                 if self.step % config.log_every == 0 or last:
                     tokens_per_s = self.tokens_per_step * len(result.losses) / train_seconds
@@ -239,9 +245,28 @@ class Trainer:
 
     def log_train(self, loss: float, grad_norm: float, tokens_per_s: float) -> None:
         lr = float(self.scheduler.get_last_lr()[0])
-        values = {"loss": loss, "lr": lr, "grad_norm": grad_norm, "tokens_per_s": tokens_per_s}
-        self.metrics.scalars(self.step, {f"train/{name}": value for name, value in values.items()})
+        values = {
+            "loss": loss,
+            "lr": lr,
+            "grad_norm": grad_norm,
+            "tokens_per_s": tokens_per_s,
+            "mfu": self.mfu(tokens_per_s),
+        }
+        self.metrics.scalars(self.step, {f"train/{name}": value for name, value in values.items() if name != "loss"})
+        self.metrics.scalars(self.step, memory_metrics(self.env.device))
         self.metrics.progress(self.step, self.config.max_steps, values)
+
+    def mfu(self, tokens_per_s: float) -> float:
+        """Model FLOPs utilisation: the training FLOPs done per second over the devices' peak (all ranks)."""
+        if self._peak_flops is None and self.env.is_main:
+            dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.config.precision, torch.float32)
+            if dtype == torch.float16 and self.env.device.type == "cpu":
+                dtype = torch.float32  # CPUs emulate fp16 matmuls: fp32 is the real ceiling there
+            self._peak_flops = measure_peak_flops(self.env.device, dtype)
+            log.info("measured peak %.3g FLOP/s per device in %s: the MFU denominator", self._peak_flops, dtype)
+        if not self._peak_flops:
+            return 0.0
+        return tokens_per_s * self.flops_per_token / (self._peak_flops * self.env.world_size)
 
     def validate(self) -> float | None:
         config = self.config
@@ -252,6 +277,14 @@ class Trainer:
             self.last_validation_loss = loss
             self.metrics.scalars(self.step, {"val/loss": loss, "val/perplexity": math.exp(loss)})
             self.metrics.progress(self.step, config.max_steps, {"val_loss": loss, "val_ppl": math.exp(loss)})
+            if self.last_train_loss is not None and math.isfinite(self.last_train_loss):
+                ratio = math.exp(loss - self.last_train_loss)  # validation perplexity / training perplexity
+                self.metrics.scalars(self.step, {"val/train_perplexity_ratio": ratio})
+                if ratio > config.overfit_alarm_ratio and self.env.is_main:
+                    log.warning(
+                        "step %d: validation perplexity is %.2fx the training perplexity (alarm at %.2fx): the "
+                        "model may be memorising its training data", self.step, ratio, config.overfit_alarm_ratio,
+                    )  # fmt: skip
         return loss
 
     def checkpoint(self) -> int:

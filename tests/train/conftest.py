@@ -45,6 +45,7 @@ def tiny_config(token_data: TokenData, tmp_path: Any) -> Callable[..., TrainConf
             "checkpoint_every": 3,
             "log_every": 1,
             "num_threads": 1,
+            "peak_flops_per_device": 1e11,  # no matmul benchmark in every test (its own test measures it)
             "tokens_url": token_data.tokens_url,
             "tokenizer_url": token_data.tokenizer_url,
             "output_url": str(tmp_path / "train"),

@@ -5,9 +5,11 @@ import logging
 import math
 import threading
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 import torch
+from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from pretrain_core import storage
 from pretrain_core.train import trainer as trainer_module
@@ -196,3 +198,39 @@ def test_the_gradient_check_runs_on_schedule_and_passes(
     checks = [r.getMessage() for r in caplog.records if "gradient check" in r.getMessage()]
     assert [m.split(":")[0] for m in checks] == ["gradient check at step 2", "gradient check at step 4"]
     assert all(float(m.rsplit(" ", 1)[1]) < 1e-2 for m in checks)
+
+
+def test_tensorboard_gets_loss_every_step_mfu_and_memory_and_no_step_twice_after_a_crash(
+    tiny_config: Callable[..., TrainConfig], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="pretrain_core.train.trainer")
+    output = str(tmp_path / "monitored")
+    unevaluated = {"prune_waits_for_evaluation": False, "keep_last_checkpoints": 5}
+    config = tiny_config(output_url=output, max_steps=6, log_every=3, peak_flops_per_device=None, **unevaluated)
+    train(config)
+    # as if the run had crashed after logging step 6 but before saving it: the rerun redoes steps 4-6
+    storage.remove(storage.join(output, "checkpoints", "step-00000006"))
+    storage.remove(storage.join(output, "train_summary.json"))
+    assert sorted(train(config).losses) == [4, 5, 6] and "measured peak" in caplog.text
+    events = EventAccumulator(str(Path(output) / "tensorboard"))
+    events.Reload()
+    steps = {tag: [e.step for e in events.Scalars(tag)] for tag in events.Tags()["scalars"]}
+    assert steps["train/loss"] == [1, 2, 3, 4, 5, 6]  # the first attempt's 4-6 purged, not shown twice
+    assert steps["train/mfu"] == [3, 6] and steps["memory/cpu_rss_mb"] == [3, 6]
+    assert 0 < events.Scalars("train/mfu")[-1].value < 1
+    assert steps["val/train_perplexity_ratio"] == [3, 6]
+
+
+def test_validation_far_above_training_perplexity_raises_the_overfit_alarm(
+    tiny_config: Callable[..., TrainConfig], memory_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="pretrain_core.train.trainer")
+    env = init_distributed("auto")
+    try:
+        trainer = Trainer(tiny_config(output_url=f"{memory_url}/overfit"), env)
+        trainer.last_train_loss = 0.5  # as if it had memorised its training text: perplexity 1.6
+        loss = trainer.validate()  # the untrained model on held-out text: perplexity in the hundreds
+    finally:
+        cleanup_distributed()
+    assert loss is not None and loss - 0.5 > math.log(1.3)
+    assert "validation perplexity is" in caplog.text and "may be memorising its training data" in caplog.text
