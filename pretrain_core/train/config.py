@@ -104,6 +104,11 @@ class TrainConfig(StrictModel):
     grad_check_tolerance: float = Field(
         default=1e-2, gt=0, description="Largest relative error between the two gradients that passes the check."
     )
+    resume_despite_changes: bool = Field(
+        default=False,
+        description="Resume even when the global batch (tokens per step) or the training data differ from the "
+        "checkpoint's; off, such a resume is refused, since its data order and schedule would silently shift.",
+    )
     seed: Seed = Field(default=1234, description="Seed for initialisation and data order.")
     checkpoint_every: int = Field(
         default=100, ge=1, description="Save a checkpoint every this many steps (and at the end)."

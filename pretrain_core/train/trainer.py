@@ -5,6 +5,7 @@ same losses at every later step as an uninterrupted run.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import math
 import random
@@ -94,6 +95,9 @@ class Trainer:
             log.info("resuming from %s at step %d", self.resumed_from, self.state["step"])
         self.train_rows = load_sequences(config.tokens_url, "train", config.seq_len).ids
         self.val_rows = load_sequences(config.tokens_url, "validation", config.seq_len).ids
+        self.train_data_sha256 = hashlib.sha256(self.train_rows.tobytes()).hexdigest()
+        if self.resumed_from:
+            self._check_resumable(self.resumed_from)
         self._restore_position()
         self.scaler = grad_scaler(config.precision, env.device, config.loss_scale_init)
         if self.scaler is not None and self.state.get("grad_scaler"):
@@ -167,6 +171,28 @@ class Trainer:
             storage.write_json(storage.join(config.output_url, "train_summary.json"), result.summary)
         log.info("rank %d/%d finished: %s at step %d", self.env.rank, self.env.world_size, result.status, self.step)
         return result
+
+    def _check_resumable(self, url: str) -> None:
+        """Refuse to continue a checkpoint whose global batch or training data changed since (unless told to):
+        the data position and the schedule would go on from numbers that no longer mean the same thing."""
+        meta, config = read_meta(url), self.config
+        saved = meta.get("config", {})
+        saved_batch = 1
+        for key in ("seq_len", "micro_batch_size", "grad_accum_steps", "nproc_per_node", "nnodes"):
+            saved_batch *= int(saved.get(key, 1))
+        changes = []
+        if saved_batch != config.tokens_per_step:
+            changes.append(f"the global batch went from {saved_batch:,} to {config.tokens_per_step:,} tokens per step")
+        if meta.get("train_data_sha256") not in (None, self.train_data_sha256):
+            changes.append(f"the training sequences under {config.tokens_url} are not the ones it was trained on")
+        if not changes:
+            return
+        if not config.resume_despite_changes:
+            raise ValueError(
+                f"{url} cannot be resumed as it is: {'; '.join(changes)}. Use a new output_url, or set "
+                "resume_despite_changes: true to continue anyway"
+            )
+        log.warning("resuming %s despite changes: %s", url, "; ".join(changes))
 
     def _restore_position(self) -> None:
         """Step, tokens seen and data order from ``self.state`` (fresh, resumed or rolled back)."""
@@ -292,6 +318,7 @@ class Trainer:
         meta = {
             "data": {"epoch": self.batches.state.epoch, "position": self.batches.state.position},
             "tokens_seen": self.tokens_seen,
+            "train_data_sha256": self.train_data_sha256,
             "grad_scaler": self.scaler.state_dict() if self.scaler is not None else None,
             "overflow_steps": self.overflow_steps,
             "nonfinite_steps": self.nonfinite_steps,

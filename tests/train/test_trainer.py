@@ -3,6 +3,7 @@ from __future__ import annotations
 import io
 import logging
 import math
+import shutil
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -18,7 +19,7 @@ from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.distributed import cleanup_distributed, init_distributed
 from pretrain_core.train.launch import write_config
 from pretrain_core.train.trainer import Trainer, completed_run, train
-from tests.train.token_corpus import documents, train_tokenizer
+from tests.train.token_corpus import TokenData, documents, train_tokenizer
 
 
 @pytest.mark.parametrize("precision", ["fp32", "fp16"])  # fp16: the loss scaler's state resumes too
@@ -234,3 +235,22 @@ def test_validation_far_above_training_perplexity_raises_the_overfit_alarm(
         cleanup_distributed()
     assert loss is not None and loss - 0.5 > math.log(1.3)
     assert "validation perplexity is" in caplog.text and "may be memorising its training data" in caplog.text
+
+
+def test_a_resume_with_another_global_batch_or_other_data_is_refused_unless_asked(
+    tiny_config: Callable[..., TrainConfig], tmp_path: Path, token_data: TokenData, caplog: pytest.LogCaptureFixture
+) -> None:
+    config = tiny_config(output_url=str(tmp_path / "run"), max_steps=2)
+    train(config)
+    longer = {"max_steps": 4}
+    with pytest.raises(ValueError, match=r"global batch went from 256 to 512 tokens per step.*resume_despite_changes"):
+        train(config.model_copy(update={**longer, "micro_batch_size": 8}))
+    fewer = tmp_path / "fewer-tokens"
+    shutil.copytree(token_data.tokens_url, fewer)
+    first_shard = sorted((fewer / "data").glob("*.parquet"))[0]
+    first_shard.unlink()  # a shard lost (or a corpus rebuilt) under the same URL
+    with pytest.raises(ValueError, match=r"training sequences under .* are not the ones it was trained on"):
+        train(config.model_copy(update={**longer, "tokens_url": str(fewer)}))
+    caplog.set_level(logging.WARNING, logger="pretrain_core.train.trainer")
+    forced = train(config.model_copy(update={**longer, "micro_batch_size": 8, "resume_despite_changes": True}))
+    assert forced.status == "completed" and sorted(forced.losses) == [3, 4] and "despite changes" in caplog.text
