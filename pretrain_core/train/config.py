@@ -48,6 +48,14 @@ class TrainConfig(StrictModel):
         description="Dropout on embeddings, attention probabilities and residual writes while training; the "
         "articles use 0.1, deduplicated pretraining data usually needs none.",
     )
+    compile: bool = Field(
+        default=False,
+        description="torch.compile the model (tried on a probe batch first; when it fails, training goes on "
+        "uncompiled and the log says why). On CPU it gained <= 5 % after a 30-90 s compile.",
+    )
+    compile_backend: str = Field(
+        default="inductor", description="torch.compile backend (inductor, aot_eager, cudagraphs, ...)."
+    )
     activation_checkpointing: bool = Field(
         default=False,
         description="Keep only each block's input in forward and recompute the rest in backward: less activation "

@@ -51,7 +51,7 @@ FORM_KNOBS = (
     "max_steps", "seq_len", "micro_batch_size", "grad_accum_steps", "lr", "warmup_steps", "precision",
     "num_threads", "nproc_per_node", "nnodes", "rdzv_endpoint", "tokens_url", "tokenizer_url", "checkpoint_every",
     "keep_last_checkpoints", "keep_best_checkpoint", "checkpoint_every_minutes", "lr_schedule", "position_encoding",
-    "dropout", "activation_checkpointing",
+    "dropout", "activation_checkpointing", "compile",
 )  # fmt: skip
 
 
@@ -94,6 +94,7 @@ class TrainRunParams(StrictModel):
     position_encoding: PositionEncoding = _knob("position_encoding")
     dropout: float = _knob("dropout")
     activation_checkpointing: bool = _knob("activation_checkpointing")
+    compile: bool = _knob("compile")
     timeout_s: float | None = Field(
         default=None, gt=0, description="Terminate training after this many seconds; empty: no limit. Allowed: > 0."
     )

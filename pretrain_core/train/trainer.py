@@ -76,6 +76,8 @@ class Trainer:
         torch.manual_seed(config.seed)
         self.model = GPT(config.model_args(tokenizer.get_piece_size())).to(env.device)
         self.model.activation_checkpointing = config.activation_checkpointing
+        if config.compile:
+            compile_in_place(self.model, config, env)
         self.wrapped = wrap_model(self.model, config.strategy, env)
         self.optimizer = build_optimizer(self.wrapped, config)
         self.scheduler = build_scheduler(
@@ -363,6 +365,31 @@ class Trainer:
             "world_size": self.env.world_size,
             "checkpoint_url": latest_checkpoint(self.config.output_url),
         }
+
+
+def compile_in_place(model: GPT, config: TrainConfig, env: DistEnv) -> bool:
+    """Compile the model's forward with torch.compile if a forward/backward on a probe batch succeeds; else leave
+    it as it was and warn with the error. Only `forward` is replaced, so parameter names, state dicts and
+    checkpoints are the same as uncompiled; the probe leaves no gradient behind and restores the RNG, so a compiled
+    run draws the same dropout masks as an uncompiled one."""
+    rng = torch.get_rng_state()
+    try:
+        model.forward = torch.compile(model.forward, backend=config.compile_backend)  # type: ignore[method-assign]
+        model(torch.zeros((1, min(8, config.seq_len)), dtype=torch.long, device=env.device)).float().mean().backward()
+    except Exception as error:  # dynamo and the backends raise many kinds; any of them means "do not compile"
+        model.__dict__.pop("forward", None)  # back to the class's forward
+        if env.is_main:
+            log.warning(
+                "torch.compile (backend %s) failed, training uncompiled: %s: %s",
+                config.compile_backend, type(error).__name__, (str(error).splitlines() or [""])[0],
+            )  # fmt: skip
+        return False
+    finally:
+        model.zero_grad(set_to_none=True)
+        torch.set_rng_state(rng)
+    if env.is_main:
+        log.info("model forward compiled with torch.compile (backend %s)", config.compile_backend)
+    return True
 
 
 def completed_run(config: TrainConfig) -> dict[str, Any] | None:

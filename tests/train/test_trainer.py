@@ -254,3 +254,19 @@ def test_a_resume_with_another_global_batch_or_other_data_is_refused_unless_aske
     caplog.set_level(logging.WARNING, logger="pretrain_core.train.trainer")
     forced = train(config.model_copy(update={**longer, "micro_batch_size": 8, "resume_despite_changes": True}))
     assert forced.status == "completed" and sorted(forced.losses) == [3, 4] and "despite changes" in caplog.text
+
+
+def test_a_compiled_run_matches_an_uncompiled_one_and_a_failing_compile_falls_back(
+    tiny_config: Callable[..., TrainConfig], memory_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.INFO, logger="pretrain_core.train.trainer")
+    plain = train(tiny_config(output_url=f"{memory_url}/plain", max_steps=3))
+    # aot_eager traces and runs the same kernels as eager, without inductor's code generation (seconds, not a minute)
+    compiled = train(
+        tiny_config(output_url=f"{memory_url}/compiled", max_steps=3, compile=True, compile_backend="aot_eager")
+    )
+    assert "model forward compiled" in caplog.text
+    assert compiled.losses == pytest.approx(plain.losses, rel=1e-4)
+    broken = train(tiny_config(output_url=f"{memory_url}/broken", max_steps=3, compile=True, compile_backend="nope"))
+    assert "torch.compile (backend nope) failed, training uncompiled: InvalidBackend" in caplog.text
+    assert broken.losses == plain.losses  # the probe left nothing behind: the very same run
