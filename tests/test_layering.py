@@ -5,6 +5,8 @@ the evaluation harness (`pretrain_eval`) imports the library, never the other wa
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 CORE = Path(__file__).resolve().parent.parent / "pretrain_core"
@@ -44,3 +46,10 @@ def test_core_imports_no_eval_extra_at_module_level() -> None:
         for name, tree in _library_modules().items()
     }
     assert {k: v for k, v in offenders.items() if v} == {}
+
+
+def test_the_config_models_load_without_torch() -> None:
+    """`pretrain config`, `--help` and validation of a run's settings must not pay for importing torch (seconds)."""
+    probe = "import sys, pretrain_core.config, pretrain_core.train.params; print(sorted({'torch'} & set(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"

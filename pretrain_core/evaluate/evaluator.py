@@ -30,6 +30,7 @@ from pretrain_core.train.checkpoint import (
 from pretrain_core.train.config import EvalConfig
 from pretrain_core.train.data import load_sequences
 from pretrain_core.train.model import GPT, cross_entropy
+from pretrain_core.train.objective import IGNORE, Masking, held_out_generator, masking_of
 from pretrain_core.train.step import autocast
 from pretrain_core.train.tokenizer import load_tokenizer
 
@@ -106,21 +107,32 @@ def _metrics(nll: float, tokens: int, n_bytes: int, sequences: int) -> Metrics:
 
 @torch.no_grad()
 def score_split(
-    model: GPT, ids: np.ndarray, domains: np.ndarray, byte_lengths: np.ndarray, cfg: EvalConfig
+    model: GPT,
+    ids: np.ndarray,
+    domains: np.ndarray,
+    byte_lengths: np.ndarray,
+    cfg: EvalConfig,
+    masking: Masking | None = None,
 ) -> SplitResult:
-    """Sum token losses per domain over at most ``batches_per_split`` batches of the split."""
+    """Sum token losses per domain over at most ``batches_per_split`` batches of the split. A masked-objective
+    model is scored on its hidden tokens (the same positions every time); bits per byte then has no meaning."""
     totals: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(4))  # nll, tokens, bytes, sequences
     device = next(model.parameters()).device
+    generator = held_out_generator(device)
     rows = balanced_rows(domains, cfg.batches_per_split * cfg.batch_size)
     for start in range(0, len(rows), cfg.batch_size):
         chosen = rows[start : start + cfg.batch_size]
-        batch = torch.from_numpy(ids[chosen].astype(np.int64))
+        batch = torch.from_numpy(ids[chosen].astype(np.int64)).to(device)
+        inputs, targets = batch[:, :-1], batch[:, 1:]
+        if masking is not None:
+            inputs, targets = masking.apply(inputs, generator)
         with autocast(cfg.precision, device):
-            logits = model(batch[:, :-1].to(device))
-        nll = cross_entropy(logits, batch[:, 1:].to(device), reduction="none").sum(dim=1).double().cpu().numpy()
-        n_bytes = byte_lengths[batch[:, 1:].numpy()].sum(axis=1)
+            logits = model(inputs)
+        nll = cross_entropy(logits, targets, reduction="none").sum(dim=1).double().cpu().numpy()
+        scored = (targets != IGNORE).sum(dim=1).cpu().numpy()
+        n_bytes = np.zeros(len(chosen)) if masking else byte_lengths[targets.cpu().numpy()].sum(axis=1)
         for i, domain in enumerate(domains[chosen]):
-            totals[str(domain)] += (nll[i], batch.shape[1] - 1, n_bytes[i], 1)
+            totals[str(domain)] += (nll[i], scored[i], n_bytes[i], 1)
     if not totals:
         return SplitResult(overall=None, domains={})
     overall = np.sum(list(totals.values()), axis=0)
@@ -132,7 +144,10 @@ def score_split(
 
 @torch.no_grad()
 def generate_samples(model: GPT, tokenizer: spm.SentencePieceProcessor, cfg: EvalConfig) -> list[Sample]:
-    """A greedy and a top-k completion of every prompt (top-k seeded, so reruns print the same text)."""
+    """A greedy and a top-k completion of every prompt (top-k seeded, so reruns print the same text); none for a
+    masked-objective model, which cannot generate."""
+    if not model.args.causal:
+        return []
     device = next(model.parameters()).device
     generator = torch.Generator(device=device).manual_seed(cfg.seed)
     samples = []
@@ -228,7 +243,8 @@ def _evaluate(url: str, tokens_url: str | None, tokenizer_url: str | None, cfg: 
     splits = {}
     for split in SPLITS:
         sequences = load_sequences(tokens_url, split, seq_len)
-        splits[split] = score_split(model, sequences.ids, sequences.domains, byte_lengths, cfg)
+        masking = masking_of(model.args, float(meta["config"].get("mask_rate", 0.15)))
+        splits[split] = score_split(model, sequences.ids, sequences.domains, byte_lengths, cfg, masking)
     return EvalResult(
         checkpoint_url=url,
         step=int(meta["step"]),

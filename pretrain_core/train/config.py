@@ -7,8 +7,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from pretrain_core.config_base import Seed, StrictModel
-from pretrain_core.train.model_args import ModelArgs, PositionEncoding
-from pretrain_core.train.schedule import scaled_peak_lr
+from pretrain_core.train.model_args import ModelArgs, Objective, PositionEncoding
 
 ModelPreset = Literal["tiny", "small", "124m", "350m", "760m", "2b-deep"]
 # (n_layer, n_head, d_model). `tiny` trains the CPU demo in minutes; `124m` is GPT-2 small; the larger ones are the
@@ -36,6 +35,13 @@ class TrainConfig(StrictModel):
     n_head: int | None = Field(default=None, ge=1, le=128, description="Attention heads (overrides the preset).")
     d_model: int | None = Field(default=None, ge=16, le=16384, description="Residual width (overrides the preset).")
     seq_len: int = Field(default=256, ge=8, le=8192, description="Tokens per training sequence; must match the shards.")
+    objective: Objective = Field(
+        default="causal",
+        description="causal: predict the next token (what generation needs). masked: BERT's masked language model, "
+        "mask_rate of the tokens hidden (80 % [MASK], 10 % random, 10 % kept), bidirectional attention, loss on "
+        "the hidden ones only.",
+    )
+    mask_rate: float = Field(default=0.15, gt=0, lt=1, description="masked objective: share of positions hidden.")
     position_encoding: PositionEncoding = Field(
         default="rope",
         description="rope (rotary, relative) | alibi (per-head distance penalty, relative) | learned | sinusoidal "
@@ -207,15 +213,21 @@ class TrainConfig(StrictModel):
         return shape  # type: ignore[return-value]
 
     def model_args(self, vocab_size: int) -> ModelArgs:
+        """The network for a tokenizer of ``vocab_size`` pieces; the masked objective adds a [MASK] row."""
         n_layer, n_head, d_model = self.model_shape()
+        masked = self.objective == "masked"
         return ModelArgs(
-            vocab_size=vocab_size, n_layer=n_layer, n_head=n_head, d_model=d_model, max_seq_len=self.seq_len,
-            position_encoding=self.position_encoding, dropout=self.dropout,
+            vocab_size=vocab_size + masked, n_layer=n_layer, n_head=n_head, d_model=d_model, max_seq_len=self.seq_len,
+            position_encoding=self.position_encoding, dropout=self.dropout, causal=not masked,
+            mask_token_id=vocab_size if masked else None,
         )  # fmt: skip
 
     def peak_lr(self) -> float:
-        """The lr warmup reaches: `lr`, or scaled by the linear rule from `lr_reference_batch_tokens`."""
-        return scaled_peak_lr(self.lr, self.tokens_per_step, self.lr_reference_batch_tokens)
+        """The lr warmup reaches: `lr`, or by the linear scaling rule (Goyal et al. 2017) `lr` x tokens per step /
+        `lr_reference_batch_tokens`: a k times larger global batch gets k times the peak it was tuned at."""
+        if self.lr_reference_batch_tokens is None:
+            return self.lr
+        return self.lr * self.tokens_per_step / self.lr_reference_batch_tokens
 
     @property
     def tokens_per_step(self) -> int:

@@ -27,7 +27,7 @@ def add_config_flags(parser: argparse.ArgumentParser, model: type[BaseModel]) ->
             dest=name,
             default=argparse.SUPPRESS,
             metavar="VALUE",
-            help=f"{info.description} (default: {default})",
+            help=f"{info.description} (default: {default})".replace("%", "%%"),  # argparse formats help with %
         )
 
 

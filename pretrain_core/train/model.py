@@ -50,12 +50,12 @@ def alibi_slopes(n_head: int) -> torch.Tensor:
     return torch.tensor(slopes, dtype=torch.float32)
 
 
-def alibi_bias(slopes: torch.Tensor, t: int) -> torch.Tensor:
-    """(H, T, T) additive attention bias: -slope x distance to each earlier key, -inf on later keys (causal)."""
+def alibi_bias(slopes: torch.Tensor, t: int, causal: bool = True) -> torch.Tensor:
+    """(H, T, T) additive attention bias: -slope x distance to each key; causal: -inf on later keys."""
     positions = torch.arange(t, device=slopes.device)
     distance = (positions[:, None] - positions[None, :]).float()  # (T, T): query i, key j → i - j
-    bias = -slopes[:, None, None] * distance  # (H, T, T)
-    return bias.masked_fill(distance < 0, float("-inf"))
+    bias = -slopes[:, None, None] * distance.abs()  # (H, T, T)
+    return bias.masked_fill(distance < 0, float("-inf")) if causal else bias
 
 
 def sinusoidal_table(max_seq_len: int, d_model: int) -> torch.Tensor:
@@ -73,6 +73,7 @@ class CausalSelfAttention(nn.Module):
         super().__init__()
         self.n_head = args.n_head
         self.dropout = args.dropout
+        self.causal = args.causal
         self.qkv = nn.Linear(args.d_model, 3 * args.d_model, bias=False)
         self.proj = nn.Linear(args.d_model, args.d_model, bias=False)
 
@@ -86,8 +87,8 @@ class CausalSelfAttention(nn.Module):
             q, k = apply_rope(q, *rope), apply_rope(k, *rope)
         p = self.dropout if self.training else 0.0
         if bias is None:
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=p)  # (B, H, T, D)
-        else:  # ALiBi: the causal mask is inside the bias
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal, dropout_p=p)  # (B, H, T, D)
+        else:  # ALiBi: the causal mask, if any, is inside the bias
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.to(q.dtype), dropout_p=p)
         return self.proj(y.transpose(1, 2).contiguous().view(b, t, c))  # (B, T, C)
 
@@ -175,7 +176,7 @@ class GPT(nn.Module):
             x = x + self.sinusoids[:t].to(x.dtype)
         x = self.drop(x)
         rope = (self.rope_cos, self.rope_sin) if self.args.position_encoding == "rope" else None
-        bias = alibi_bias(self.alibi_slopes, t) if self.args.position_encoding == "alibi" else None
+        bias = alibi_bias(self.alibi_slopes, t, self.args.causal) if self.args.position_encoding == "alibi" else None
         for block in self.blocks:
             if self.activation_checkpointing and self.training and torch.is_grad_enabled():
                 x = checkpoint(block, x, rope, bias, use_reentrant=False)
@@ -196,6 +197,8 @@ class GPT(nn.Module):
 
         No KV cache: each step re-reads the (cropped) context, which is fine for the short samples we log.
         """
+        if not self.args.causal:
+            raise ValueError("generation needs a causal model; this one was trained with objective: masked")
         for _ in range(max_new_tokens):
             context = idx[:, -self.args.max_seq_len :]
             logits = self(context)[:, -1, :]  # (B, V)

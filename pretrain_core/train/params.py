@@ -13,7 +13,7 @@ from pydantic import Field
 from pretrain_core import storage
 from pretrain_core.config_base import StrictModel
 from pretrain_core.train.config import ModelPreset, TrainConfig
-from pretrain_core.train.model_args import PositionEncoding
+from pretrain_core.train.model_args import Objective, PositionEncoding
 
 
 def default_run_name(model: str, max_steps: int, now: datetime | None = None) -> str:
@@ -51,7 +51,7 @@ FORM_KNOBS = (
     "max_steps", "seq_len", "micro_batch_size", "grad_accum_steps", "lr", "warmup_steps", "precision",
     "num_threads", "nproc_per_node", "nnodes", "rdzv_endpoint", "tokens_url", "tokenizer_url", "checkpoint_every",
     "keep_last_checkpoints", "keep_best_checkpoint", "checkpoint_every_minutes", "lr_schedule", "position_encoding",
-    "dropout", "activation_checkpointing", "compile",
+    "dropout", "activation_checkpointing", "compile", "objective",
 )  # fmt: skip
 
 
@@ -95,6 +95,7 @@ class TrainRunParams(StrictModel):
     dropout: float = _knob("dropout")
     activation_checkpointing: bool = _knob("activation_checkpointing")
     compile: bool = _knob("compile")
+    objective: Objective = _knob("objective")
     timeout_s: float | None = Field(
         default=None, gt=0, description="Terminate training after this many seconds; empty: no limit. Allowed: > 0."
     )

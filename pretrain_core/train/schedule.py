@@ -1,5 +1,5 @@
 """Learning-rate schedule: linear warmup to the peak, then cosine or linear decay to `min_lr_ratio` of it, or
-constant; and the linear scaling rule that moves the peak with the global batch."""
+constant. (The peak itself, and the linear scaling rule that moves it, is `TrainConfig.peak_lr`.)"""
 
 from __future__ import annotations
 
@@ -31,9 +31,3 @@ def build_scheduler(
         lr_multiplier, warmup_steps=warmup_steps, max_steps=max_steps, min_lr_ratio=min_lr_ratio, shape=shape
     )
     return torch.optim.lr_scheduler.LambdaLR(optimizer, schedule)
-
-
-def scaled_peak_lr(lr: float, batch_tokens: int, reference_batch_tokens: int | None) -> float:
-    """The linear scaling rule (Goyal et al. 2017): ``lr`` was tuned at ``reference_batch_tokens`` per optimizer
-    step; a k times larger global batch gets k times the peak. None: ``lr`` as given."""
-    return lr if reference_batch_tokens is None else lr * batch_tokens / reference_batch_tokens

@@ -13,6 +13,7 @@ from torch import nn
 
 from pretrain_core.train.distributed import DistEnv, all_reduce_sum, clip_grad_norm, gradient_sync
 from pretrain_core.train.model import cross_entropy
+from pretrain_core.train.objective import IGNORE, Masking, held_out_generator
 
 _AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
 
@@ -47,11 +48,15 @@ def train_step(
     precision: str,
     device: torch.device,
     scaler: torch.amp.GradScaler | None = None,
+    masking: Masking | None = None,
 ) -> StepResult:
-    """Accumulate gradients over micro-batches (all-reducing only on the last), clip, update."""
+    """Accumulate gradients over micro-batches (all-reducing only on the last), clip, update. With ``masking``
+    (the masked objective) each micro-batch's inputs are masked and the loss counts the hidden tokens only."""
     total = 0.0
     for micro in range(grad_accum_steps):
         inputs, targets = (t.to(device, non_blocking=True) for t in next(batches))
+        if masking is not None:
+            inputs, targets = masking.apply(inputs)
         with gradient_sync(model, enabled=micro == grad_accum_steps - 1):
             with autocast(precision, device):
                 loss = cross_entropy(model(inputs), targets) / grad_accum_steps
@@ -76,7 +81,13 @@ def train_step(
 
 @torch.no_grad()
 def validation_loss(
-    model: nn.Module, sequences: np.ndarray, batch_size: int, max_batches: int, precision: str, env: DistEnv
+    model: nn.Module,
+    sequences: np.ndarray,
+    batch_size: int,
+    max_batches: int,
+    precision: str,
+    env: DistEnv,
+    masking: Masking | None = None,
 ) -> float | None:
     """Mean next-token loss over a fixed, evenly spaced subset of the validation sequences (so every shard and
     domain is represented), split evenly over ranks: every rank runs the same number of forward passes, which
@@ -84,13 +95,17 @@ def validation_loss(
     n = min(len(sequences), batch_size * max_batches * env.world_size) // env.world_size * env.world_size
     rows = np.linspace(0, len(sequences) - 1, n).round().astype(np.int64)[env.rank :: env.world_size]
     total = count = 0.0
+    generator = held_out_generator(env.device)
     model.eval()
     for start in range(0, len(rows), batch_size):
         batch = torch.from_numpy(sequences[rows[start : start + batch_size]].astype(np.int64)).to(env.device)
+        inputs, targets = batch[:, :-1], batch[:, 1:]
+        if masking is not None:
+            inputs, targets = masking.apply(inputs, generator)
         with autocast(precision, env.device):
-            logits = model(batch[:, :-1])
-        total += float(cross_entropy(logits, batch[:, 1:], reduction="sum"))
-        count += batch[:, 1:].numel()
+            logits = model(inputs)
+        total += float(cross_entropy(logits, targets, reduction="sum"))  # IGNORE targets add nothing
+        count += int((targets != IGNORE).sum())
     model.train()
     total, count = all_reduce_sum([total, count], env)
     return total / count if count else None

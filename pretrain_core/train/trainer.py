@@ -29,6 +29,7 @@ from pretrain_core.train.grad_check import gradient_check
 from pretrain_core.train.hardware import flops_per_token, measure_peak_flops, memory_metrics, native_bf16
 from pretrain_core.train.metrics import MetricsLogger
 from pretrain_core.train.model import GPT
+from pretrain_core.train.objective import masking_of
 from pretrain_core.train.optim import build_optimizer
 from pretrain_core.train.preemption import stop_on_sigterm
 from pretrain_core.train.schedule import build_scheduler
@@ -76,6 +77,7 @@ class Trainer:
         torch.manual_seed(config.seed)
         self.model = GPT(config.model_args(tokenizer.get_piece_size())).to(env.device)
         self.model.activation_checkpointing = config.activation_checkpointing
+        self.masking = masking_of(self.model.args, config.mask_rate)
         if config.compile:
             compile_in_place(self.model, config, env)
         self.wrapped = wrap_model(self.model, config.strategy, env)
@@ -134,7 +136,7 @@ class Trainer:
                 started = time.perf_counter()
                 stepped = train_step(
                     self.wrapped, self.optimizer, self.scheduler, self.batches, config.grad_accum_steps,
-                    config.grad_clip, config.precision, self.env.device, self.scaler,
+                    config.grad_clip, config.precision, self.env.device, self.scaler, self.masking,
                 )  # fmt: skip
                 loss, grad_norm = stepped.loss, stepped.grad_norm
                 if self._skipped(stepped):
@@ -299,8 +301,9 @@ class Trainer:
     def validate(self) -> float | None:
         config = self.config
         loss = validation_loss(
-            self.wrapped, self.val_rows, config.micro_batch_size, config.eval_batches, config.precision, self.env
-        )
+            self.wrapped, self.val_rows, config.micro_batch_size, config.eval_batches, config.precision, self.env,
+            self.masking,
+        )  # fmt: skip
         if loss is not None:
             self.last_validation_loss = loss
             self.metrics.scalars(self.step, {"val/loss": loss, "val/perplexity": math.exp(loss)})
