@@ -178,6 +178,13 @@ class TrainConfig(StrictModel):
     backend: Literal["auto", "gloo", "nccl"] = Field(
         default="auto", description="Process group backend; auto: nccl on GPU."
     )
+    tensor_parallel: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Ranks each block's heads and MLP are split over (Megatron-style, DTensor); must divide the "
+        "ranks and the heads. With more ranks than that, FSDP2 shards over the rest (a 2-D mesh).",
+    )
     strategy: Literal["ddp", "fsdp"] = Field(
         default="ddp", description="Data parallel wrapper: DDP or FSDP2 fully_shard."
     )
@@ -198,6 +205,18 @@ class TrainConfig(StrictModel):
             raise ValueError(f"d_model {d_model} must split into {n_head} heads of even size (RoPE rotates pairs)")
         if not 0 <= self.betas[0] < 1 or not 0 <= self.betas[1] < 1:
             raise ValueError(f"betas {self.betas} must lie in [0, 1)")
+        ranks = self.nproc_per_node * self.nnodes
+        if self.tensor_parallel > 1:
+            if ranks % self.tensor_parallel:
+                raise ValueError(f"tensor_parallel {self.tensor_parallel} does not divide the {ranks} ranks")
+            if ranks > self.tensor_parallel and self.strategy != "fsdp":
+                raise ValueError("tensor parallelism with data parallelism needs strategy fsdp (a 2-D mesh)")
+            unsupported = [
+                name for name, on in (("dropout", self.dropout > 0), ("objective masked", self.objective == "masked"),
+                                      ("precision fp16", self.precision == "fp16")) if on
+            ]  # fmt: skip
+            if unsupported:
+                raise ValueError(f"tensor parallelism does not support {', '.join(unsupported)} yet")
         if self.precision == "fp16" and self.strategy == "fsdp":
             raise ValueError("precision fp16 with strategy fsdp needs a sharded gradient scaler: use bf16, or ddp")
         if self.nnodes > 1 and not self.rdzv_endpoint:
@@ -232,7 +251,8 @@ class TrainConfig(StrictModel):
     @property
     def tokens_per_step(self) -> int:
         """Tokens consumed by one optimizer step across all ranks."""
-        return self.seq_len * self.micro_batch_size * self.grad_accum_steps * self.nproc_per_node * self.nnodes
+        data_parallel = self.nproc_per_node * self.nnodes // self.tensor_parallel  # a tp group shares one batch
+        return self.seq_len * self.micro_batch_size * self.grad_accum_steps * data_parallel
 
 
 DEFAULT_PROMPTS = (

@@ -11,29 +11,46 @@ from datetime import timedelta
 import torch
 import torch.distributed as dist
 from torch import nn
+from torch.distributed.device_mesh import DeviceMesh, init_device_mesh
 from torch.distributed.fsdp import FSDPModule, fully_shard
 from torch.distributed.tensor import DTensor
 from torch.nn.parallel import DistributedDataParallel
 
 from pretrain_core.train.model import GPT
+from pretrain_core.train.tensor_parallel import apply_tensor_parallel
 
 
 @dataclass(frozen=True)
 class DistEnv:
+    """This process's place: rank and device, and with tensor parallelism its (data, tensor) coordinates on a
+    2-D mesh, rank = dp_rank x tp_size + tp_rank: the ranks of a tensor-parallel group are neighbours and see the
+    same batch."""
+
     rank: int
     local_rank: int
     world_size: int
     device: torch.device
+    tp_size: int = 1
+    mesh: DeviceMesh | None = None  # ("dp", "tp") when tensor-parallel
 
     @property
     def is_main(self) -> bool:
         return self.rank == 0
 
+    @property
+    def dp_size(self) -> int:
+        return self.world_size // self.tp_size
 
-def init_distributed(backend: str, timeout_s: float = 1800.0) -> DistEnv:
+    @property
+    def dp_rank(self) -> int:
+        return self.rank // self.tp_size
+
+
+def init_distributed(backend: str, timeout_s: float = 1800.0, tensor_parallel: int = 1) -> DistEnv:
     """Join the process group when launched by torchrun with WORLD_SIZE > 1; otherwise run single-process.
 
-    `auto` picks NCCL when CUDA is present (one GPU per local rank) and gloo on CPU.
+    `auto` picks NCCL when CUDA is present (one GPU per local rank) and gloo on CPU. With ``tensor_parallel`` > 1
+    the ranks form a (data, tensor) device mesh.
     """
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
@@ -45,7 +62,13 @@ def init_distributed(backend: str, timeout_s: float = 1800.0) -> DistEnv:
     if world_size > 1 and not dist.is_initialized():
         chosen = backend if backend != "auto" else ("nccl" if use_cuda else "gloo")
         dist.init_process_group(chosen, timeout=timedelta(seconds=timeout_s), device_id=device if use_cuda else None)
-    return DistEnv(rank=rank, local_rank=local_rank, world_size=world_size, device=device)
+    if tensor_parallel == 1:
+        return DistEnv(rank=rank, local_rank=local_rank, world_size=world_size, device=device)
+    if world_size % tensor_parallel:
+        raise ValueError(f"tensor_parallel {tensor_parallel} does not divide the {world_size} ranks")
+    shape = (world_size // tensor_parallel, tensor_parallel)
+    mesh = init_device_mesh(device.type, shape, mesh_dim_names=("dp", "tp"))
+    return DistEnv(rank, local_rank, world_size, device, tensor_parallel, mesh)
 
 
 def cleanup_distributed() -> None:
@@ -54,7 +77,16 @@ def cleanup_distributed() -> None:
 
 
 def wrap_model(model: GPT, strategy: str, env: DistEnv) -> nn.Module:
-    """DDP replicates the model; FSDP2 shards each block (then the root: embeddings, final norm) across ranks."""
+    """DDP replicates the model; FSDP2 shards each block (then the root: embeddings, final norm) across ranks.
+    With tensor parallelism the blocks are split over each tensor-parallel group first, then FSDP2 shards over
+    the data-parallel dimension of the mesh (2-D), when there is one."""
+    if env.mesh is not None:
+        apply_tensor_parallel(model, env.mesh["tp"])
+        if env.dp_size > 1:
+            for block in model.blocks:
+                fully_shard(block, mesh=env.mesh["dp"])
+            fully_shard(model, mesh=env.mesh["dp"])
+        return model
     if env.world_size == 1:
         return model
     if strategy == "fsdp":
@@ -79,12 +111,28 @@ def gradient_sync(model: nn.Module, enabled: bool) -> Iterator[None]:
 
 
 def clip_grad_norm(model: nn.Module, max_norm: float) -> float:
-    """Global gradient L2 norm before clipping (DTensor-aware under FSDP); max_norm 0 measures without clipping."""
-    params = [p for p in model.parameters() if p.grad is not None]
-    norm = torch.nn.utils.clip_grad_norm_(params, max_norm if max_norm > 0 else float("inf"))
-    if isinstance(norm, DTensor):
-        norm = norm.full_tensor()
-    return float(norm)
+    """Global gradient L2 norm before clipping (DTensor-aware); max_norm 0 measures without clipping.
+
+    FSDP's gradients are all DTensors on one mesh and plain DDP's all tensors: torch's fused clip handles either.
+    Tensor parallelism mixes them (sharded blocks, replicated embeddings and norms; on a 2-D mesh, DTensors of two
+    meshes), which torch's foreach kernels refuse, so then each gradient's norm is taken on its own (a sharded one
+    summed over its group) and the sum clipped."""
+    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    layouts = {g.device_mesh if isinstance(g, DTensor) else None for g in grads}  # None: a plain tensor
+    if len(layouts) < 2:
+        norm = torch.nn.utils.clip_grad_norm_(
+            [p for p in model.parameters() if p.grad is not None], max_norm if max_norm > 0 else float("inf")
+        )
+        return float(norm.full_tensor() if isinstance(norm, DTensor) else norm)
+    squares = []
+    for grad in grads:
+        norm = torch.linalg.vector_norm(grad)
+        squares.append(float(norm.full_tensor() if isinstance(norm, DTensor) else norm) ** 2)
+    total = float(sum(squares)) ** 0.5
+    if max_norm > 0 and total > max_norm:
+        for grad in grads:
+            grad.mul_(max_norm / (total + 1e-6))
+    return total
 
 
 def all_reduce_sum(values: list[float], env: DistEnv) -> list[float]:

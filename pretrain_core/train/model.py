@@ -71,18 +71,21 @@ def sinusoidal_table(max_seq_len: int, d_model: int) -> torch.Tensor:
 class CausalSelfAttention(nn.Module):
     def __init__(self, args: ModelArgs) -> None:
         super().__init__()
-        self.n_head = args.n_head
+        self.head_dim = args.head_dim
         self.dropout = args.dropout
         self.causal = args.causal
-        self.qkv = nn.Linear(args.d_model, 3 * args.d_model, bias=False)
+        # three projections, not one fused (C, 3C): split column-wise, each tensor-parallel rank gets whole heads
+        self.q = nn.Linear(args.d_model, args.d_model, bias=False)
+        self.k = nn.Linear(args.d_model, args.d_model, bias=False)
+        self.v = nn.Linear(args.d_model, args.d_model, bias=False)
         self.proj = nn.Linear(args.d_model, args.d_model, bias=False)
 
     def forward(
         self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None, bias: torch.Tensor | None
     ) -> torch.Tensor:
-        b, t, c = x.shape
-        q, k, v = self.qkv(x).split(c, dim=2)  # (B, T, C) each
-        q, k, v = (z.view(b, t, self.n_head, c // self.n_head).transpose(1, 2) for z in (q, k, v))  # (B, H, T, D)
+        b, t, _ = x.shape
+        # (B, T, C) → (B, H, T, D); under tensor parallelism H is this rank's share of the heads
+        q, k, v = (proj(x).view(b, t, -1, self.head_dim).transpose(1, 2) for proj in (self.q, self.k, self.v))
         if rope is not None:
             q, k = apply_rope(q, *rope), apply_rope(k, *rope)
         p = self.dropout if self.training else 0.0
@@ -90,7 +93,7 @@ class CausalSelfAttention(nn.Module):
             y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal, dropout_p=p)  # (B, H, T, D)
         else:  # ALiBi: the causal mask, if any, is inside the bias
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.to(q.dtype), dropout_p=p)
-        return self.proj(y.transpose(1, 2).contiguous().view(b, t, c))  # (B, T, C)
+        return self.proj(y.transpose(1, 2).reshape(b, t, -1))  # (B, T, C)
 
 
 class MLP(nn.Module):

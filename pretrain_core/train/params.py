@@ -51,7 +51,7 @@ FORM_KNOBS = (
     "max_steps", "seq_len", "micro_batch_size", "grad_accum_steps", "lr", "warmup_steps", "precision",
     "num_threads", "nproc_per_node", "nnodes", "rdzv_endpoint", "tokens_url", "tokenizer_url", "checkpoint_every",
     "keep_last_checkpoints", "keep_best_checkpoint", "checkpoint_every_minutes", "lr_schedule", "position_encoding",
-    "dropout", "activation_checkpointing", "compile", "objective",
+    "dropout", "activation_checkpointing", "compile", "objective", "tensor_parallel", "strategy",
 )  # fmt: skip
 
 
@@ -96,6 +96,8 @@ class TrainRunParams(StrictModel):
     activation_checkpointing: bool = _knob("activation_checkpointing")
     compile: bool = _knob("compile")
     objective: Objective = _knob("objective")
+    tensor_parallel: int = _knob("tensor_parallel")
+    strategy: Literal["ddp", "fsdp"] = _knob("strategy")
     timeout_s: float | None = Field(
         default=None, gt=0, description="Terminate training after this many seconds; empty: no limit. Allowed: > 0."
     )

@@ -92,8 +92,8 @@ def validation_loss(
     """Mean next-token loss over a fixed, evenly spaced subset of the validation sequences (so every shard and
     domain is represented), split evenly over ranks: every rank runs the same number of forward passes, which
     FSDP's collectives require. None when there is no validation data."""
-    n = min(len(sequences), batch_size * max_batches * env.world_size) // env.world_size * env.world_size
-    rows = np.linspace(0, len(sequences) - 1, n).round().astype(np.int64)[env.rank :: env.world_size]
+    n = min(len(sequences), batch_size * max_batches * env.dp_size) // env.dp_size * env.dp_size
+    rows = np.linspace(0, len(sequences) - 1, n).round().astype(np.int64)[env.dp_rank :: env.dp_size]
     total = count = 0.0
     generator = held_out_generator(env.device)
     model.eval()

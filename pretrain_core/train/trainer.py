@@ -60,7 +60,7 @@ def train(
     """
     torch.set_num_threads(config.num_threads)
     keep_freed_memory()
-    env = init_distributed(config.backend)
+    env = init_distributed(config.backend, tensor_parallel=config.tensor_parallel)
     try:
         with stop_on_sigterm(stop or threading.Event()) as stop_event:
             return Trainer(config, env, on_checkpoint).fit(stop_event)
@@ -114,7 +114,7 @@ class Trainer:
                 "precision bf16 on %s without native bf16 (no avx512_bf16/amx_bf16): expect it 25-45x slower than "
                 "fp32; set precision: fp32", env.device,
             )  # fmt: skip
-        self.tokens_per_step = config.seq_len * config.micro_batch_size * config.grad_accum_steps * env.world_size
+        self.tokens_per_step = config.seq_len * config.micro_batch_size * config.grad_accum_steps * env.dp_size
         self.metrics = MetricsLogger(config.output_url, env.is_main, self.step if self.resumed_from else None)
         n_layer, _, d_model = config.model_shape()
         non_embedding = self.model.num_params() - self.model.embed.weight.numel()
@@ -147,7 +147,7 @@ class Trainer:
                 train_seconds += time.perf_counter() - started
                 self.step += 1
                 self.tokens_seen += self.tokens_per_step
-                result.losses[self.step] = self.last_train_loss = loss_sum / self.env.world_size
+                result.losses[self.step] = self.last_train_loss = loss_sum / self.env.world_size  # tp ranks agree
                 self.metrics.scalars(self.step, {"train/loss": self.last_train_loss})
                 last = self.step == config.max_steps
                 if self.step % config.log_every == 0 or last:
@@ -184,6 +184,7 @@ class Trainer:
         saved_batch = 1
         for key in ("seq_len", "micro_batch_size", "grad_accum_steps", "nproc_per_node", "nnodes"):
             saved_batch *= int(saved.get(key, 1))
+        saved_batch //= int(saved.get("tensor_parallel", 1))
         changes = []
         if saved_batch != config.tokens_per_step:
             changes.append(f"the global batch went from {saved_batch:,} to {config.tokens_per_step:,} tokens per step")
@@ -203,7 +204,7 @@ class Trainer:
         config, env = self.config, self.env
         data_state = DataState(**self.state["data"])
         self.batches = TrainBatches(
-            self.train_rows, config.micro_batch_size, env.rank, env.world_size, config.seed, data_state
+            self.train_rows, config.micro_batch_size, env.dp_rank, env.dp_size, config.seed, data_state
         )
         self.step, self.tokens_seen = int(self.state["step"]), int(self.state["tokens_seen"])
 

@@ -63,6 +63,47 @@ def test_two_process_fsdp_shards_trains_and_consolidates_its_checkpoint(
     assert meta["world_size"] == 2 and model.num_params() == single["num_params"]
 
 
+def test_two_process_tensor_parallel_matches_the_unsharded_model(
+    tiny_config: Callable[..., TrainConfig], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Each block's heads and MLP split over 2 ranks (DTensor over gloo), both ranks on the same batch: the same
+    losses as one process training the whole model, and a checkpoint that loads without a process group."""
+    config = tiny_config(nproc_per_node=2, tensor_parallel=2, backend="gloo", max_steps=4, checkpoint_every=2)
+    assert config.tokens_per_step == 4 * 2 * 32  # one data-parallel replica: the batch of one process
+    with caplog.at_level(logging.INFO, logger="pretrain_core.train.launch"):
+        assert run_torchrun(torchrun_command(config, write_config(config)), env=ENV, timeout_s=300) == 0, caplog.text
+    sharded = storage.read_json(storage.join(config.output_url, "train_summary.json"))
+    whole = train(
+        config.model_copy(update={"nproc_per_node": 1, "tensor_parallel": 1, "output_url": str(tmp_path / "1")})
+    )
+    assert sharded["final_train_loss"] == pytest.approx(whole.summary["final_train_loss"], rel=1e-4)
+    assert sharded["final_validation_loss"] == pytest.approx(whole.summary["final_validation_loss"], rel=1e-4)
+    model, meta = load_model(sharded["checkpoint_url"])  # consolidated: plain tensors, any world size
+    reference, _ = load_model(whole.summary["checkpoint_url"])
+    assert meta["world_size"] == 2 and all(
+        torch.allclose(a, b, atol=1e-5)
+        for a, b in zip(model.state_dict().values(), reference.state_dict().values(), strict=True)
+    )
+
+
+@pytest.mark.slow
+def test_four_processes_on_a_2d_mesh_fsdp_by_tensor_parallel_match_one_process(
+    tiny_config: Callable[..., TrainConfig], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """2 data-parallel replicas (FSDP2) x 2 tensor-parallel ranks: one process with the same global batch."""
+    config = tiny_config(nproc_per_node=4, tensor_parallel=2, strategy="fsdp", backend="gloo", max_steps=4)
+    with caplog.at_level(logging.INFO, logger="pretrain_core.train.launch"):
+        assert run_torchrun(torchrun_command(config, write_config(config)), env=ENV, timeout_s=300) == 0, caplog.text
+    sharded = storage.read_json(storage.join(config.output_url, "train_summary.json"))
+    single = config.model_copy(
+        update={"nproc_per_node": 1, "tensor_parallel": 1, "strategy": "ddp", "micro_batch_size": 8,
+                "output_url": str(tmp_path / "1")}
+    )  # fmt: skip
+    whole = train(single).summary
+    assert sharded["tokens_seen"] == whole["tokens_seen"]
+    assert sharded["final_validation_loss"] == pytest.approx(whole["final_validation_loss"], rel=1e-4)
+
+
 def test_single_process_needs_no_process_group() -> None:
     env = init_distributed("auto")
     assert env == DistEnv(rank=0, local_rank=0, world_size=1, device=env.device) and env.is_main

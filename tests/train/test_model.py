@@ -45,13 +45,13 @@ def test_future_tokens_never_change_past_logits(model: GPT) -> None:
 
 def test_embeddings_are_tied_and_counted_once(model: GPT) -> None:
     assert model.lm_head.weight is model.embed.weight
-    per_block = 4 * 32 * 32 + 2 * 4 * 32 * 32 + 2 * 32  # qkv + proj, mlp up + down, two norms
+    per_block = 4 * 32 * 32 + 2 * 4 * 32 * 32 + 2 * 32  # q, k, v + proj, mlp up + down, two norms
     assert model.num_params() == 97 * 32 + 2 * per_block + 32
 
 
 def test_residual_projections_get_depth_scaled_init(model: GPT) -> None:
     params = dict(model.named_parameters())
-    assert params["blocks.0.attn.qkv.weight"].std().item() == pytest.approx(0.02, rel=0.1)
+    assert params["blocks.0.attn.q.weight"].std().item() == pytest.approx(0.02, rel=0.1)
     for name in ("blocks.0.attn.proj.weight", "blocks.1.mlp.down.weight"):
         assert params[name].std().item() == pytest.approx(0.02 / 2, rel=0.1)  # 0.02 / sqrt(2 * n_layer)
 

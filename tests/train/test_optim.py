@@ -14,7 +14,7 @@ def test_decay_only_on_linear_weights_never_on_norms_or_the_tied_embedding() -> 
     undecayed = {names[id(p)] for p in no_decay["params"]}
     assert decay["weight_decay"] == 0.01 and no_decay["weight_decay"] == 0.0
     assert "embed.weight" in undecayed and "norm.weight" in undecayed
-    assert "blocks.0.attn.qkv.weight" in decayed and "blocks.1.mlp.down.weight" in decayed
+    assert "blocks.0.attn.q.weight" in decayed and "blocks.1.mlp.down.weight" in decayed
     assert not any("norm" in n for n in decayed)
     assert decayed | undecayed == set(names.values())  # every parameter exactly once
     assert decay["betas"] == (0.9, 0.999) and decay["eps"] == 1e-8 and decay["lr"] == 1e-3
