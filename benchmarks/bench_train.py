@@ -1,4 +1,5 @@
-"""Training throughput of our GPT against a plain `nn.TransformerEncoder` causal LM of the same size.
+"""Training throughput of our GPT against a plain `nn.TransformerEncoder` causal LM of the same size, and
+against Hugging Face's GPT-2 when `transformers` is installed (`pip install 'pretrain[bench]'`).
 
 Both models get the same width, depth, heads, 4x MLP, tied embeddings and the same vocabulary, and are timed on
 full training steps (forward, cross-entropy, backward, AdamW) at one thread by default. The baseline is
@@ -20,6 +21,7 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
+import importlib.util
 import tempfile
 import time
 
@@ -61,6 +63,25 @@ class EncoderLM(nn.Module):
         x = self.embed(idx) + self.positions(torch.arange(t, device=idx.device))
         x = self.encoder(x, mask=self.mask[:t, :t], is_causal=True)
         return self.head(self.norm(x))
+
+
+class HFGPT2(nn.Module):
+    """The peer: Hugging Face's GPT-2 at the same width, depth, heads and vocabulary (learned positions,
+    LayerNorm, SDPA attention, tied head), built from a config: no download. Needs `pip install 'pretrain[bench]'`."""
+
+    def __init__(self, args: ModelArgs) -> None:
+        super().__init__()
+        from transformers import GPT2Config, GPT2LMHeadModel
+
+        config = GPT2Config(
+            vocab_size=args.vocab_size, n_positions=args.max_seq_len, n_embd=args.d_model, n_layer=args.n_layer,
+            n_head=args.n_head, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0, bos_token_id=0, eos_token_id=0,
+        )  # fmt: skip
+        config._attn_implementation = "sdpa"  # transformers' own attention choice; set on the config it reads
+        self.model = GPT2LMHeadModel(config)
+
+    def forward(self, idx: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids=idx).logits
 
 
 def parameters(model: nn.Module) -> int:
@@ -112,18 +133,23 @@ def main() -> None:
     torch.manual_seed(0)
     batch = torch.randint(0, args.vocab_size, (args.batch_size, args.seq_len + 1))
     ours, baseline = GPT(model_args), EncoderLM(model_args)
+    peers: list[tuple[str, nn.Module]] = [("baseline: nn.TransformerEncoder", baseline)]
+    if importlib.util.find_spec("transformers") is not None:
+        peers.append(("peer: Hugging Face GPT2LMHeadModel", HFGPT2(model_args)))
     print(f"preset {args.preset}: {n_layer} layers, {n_head} heads, d_model {d_model}, vocab {args.vocab_size}, "
           f"seq_len {args.seq_len}, batch {args.batch_size}, {args.threads} thread(s)")  # fmt: skip
-    print(f"parameters: ours {ours.num_params() / 1e6:.2f}M, baseline {parameters(baseline) / 1e6:.2f}M")
+    sizes = ", ".join(f"{name.split(':')[0]} {parameters(model) / 1e6:.2f}M" for name, model in peers)
+    print(f"parameters: ours {ours.num_params() / 1e6:.2f}M, {sizes}")
     tokens = args.steps * args.batch_size * args.seq_len
     per_doc, per_token, origin = text_per_token(args.vocab_size, args.reference)
     print(f"text: {origin}; {per_doc:.0f} tokens per document, {per_token:.2f} bytes per token")
     rates = [
         Rate(name, training_seconds(model, batch, args.steps, args.warmup), tokens / per_doc, tokens * per_token / 1e6)
-        for name, model in (("ours: GPT, RoPE, RMSNorm, SDPA", ours), ("baseline: nn.TransformerEncoder", baseline))
+        for name, model in (("ours: GPT, RoPE, RMSNorm, SDPA", ours), *peers)
     ]
-    print_rates(f"{args.steps} training steps, {tokens} tokens per model", rates, rates[1])
-    print(f"  tokens/s: ours {tokens / rates[0].seconds:.0f}, baseline {tokens / rates[1].seconds:.0f}")
+    for peer in rates[1:]:
+        print_rates(f"{args.steps} training steps, {tokens} tokens per model", [rates[0], peer], peer)
+    print("  tokens/s: " + ", ".join(f"{r.name.split(':')[0]} {tokens / r.seconds:.0f}" for r in rates))
 
 
 if __name__ == "__main__":

@@ -137,6 +137,9 @@ def stage_table(docs: Sequence[Document], schema: pa.Schema, **columns: list[Any
         "pii_count": [0] * n,
         "pii_types": [[] for _ in range(n)],
         "perplexity": [100.0] * n,
+        "quality_signals": [None] * n,
+        "quality_classifier": [0.5] * n,
+        "quality_score": [0.5] * n,
         "quality_bucket": ["head"] * n,
     }
     return pa.table({name: columns.get(name, neutral[name]) for name in schema.names}, schema=schema)
