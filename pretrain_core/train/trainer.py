@@ -257,8 +257,9 @@ class Trainer:
             )  # fmt: skip
 
     def check_gradients(self) -> None:
-        """Rank 0 compares autograd with finite differences on a float64 copy (not under FSDP: sharded weights)."""
-        if not self.env.is_main or self.config.strategy == "fsdp":
+        """Rank 0 compares autograd with finite differences on a float64 copy; not with sharded weights (FSDP,
+        tensor parallelism), whose copy would need every rank."""
+        if not self.env.is_main or self.config.strategy == "fsdp" or self.env.mesh is not None:
             return
         check = gradient_check(self.model, seed=self.step)
         self.metrics.scalars(self.step, {"train/grad_check_relative_error": check.max_relative_error})
