@@ -19,7 +19,7 @@ from tasks.training import evaluate, launch_training
 @flow(name="train-and-evaluate", log_prints=True)
 def train_and_evaluate(cfg: PipelineConfig) -> list[EvalResult]:
     train_cfg = training_config(cfg)
-    checkpoints = launch_training(train_cfg)
+    checkpoints = launch_training(train_cfg, evaluate_with=cfg.evaluate)  # evaluated as they land, then reused
     evaluations = evaluate.map(
         checkpoints, unmapped(train_cfg.tokens_url), unmapped(train_cfg.tokenizer_url), unmapped(cfg.evaluate)
     )

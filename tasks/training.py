@@ -66,14 +66,20 @@ def _await_termination(supervisor: Future[int]) -> None:
 
 @task(cache_policy=NO_CACHE, task_run_name="torchrun-{cfg.nproc_per_node}x{cfg.nnodes}")
 def launch_training(
-    cfg: TrainConfig, timeout_s: float | None = None, run_name: str | None = None, poll_s: float = 2.0
+    cfg: TrainConfig,
+    timeout_s: float | None = None,
+    run_name: str | None = None,
+    poll_s: float = 2.0,
+    evaluate_with: EvalConfig | None = None,
 ) -> list[str]:
     """Run training under torchrun (it resumes from the newest checkpoint); return the completed checkpoints.
 
     Every line the workers print goes to this run's log (the Prefect UI and the console). A progress artifact
     follows the steps (loss, tokens/s, time left); every newly completed checkpoint is announced as a
-    `pretrain.checkpoint.saved` event about `pretrain.run.<run_name>` (default: the output directory's name); at
-    the end the loss curve is published. A failed run raises with the first failing worker's exception.
+    `pretrain.checkpoint.saved` event about `pretrain.run.<run_name>` (default: the output directory's name) and,
+    with ``evaluate_with``, evaluated here as it lands, one at a time beside training, so pruning (which waits for
+    evaluations) keeps only `keep_last_checkpoints` on disk instead of every checkpoint until the end. At the end
+    the loss curve is published. A failed run raises with the first failing worker's exception.
     """
     logger = get_run_logger()
     name = run_name or cfg.output_url.rstrip("/").rsplit("/", 1)[-1]
@@ -96,14 +102,20 @@ def launch_training(
 
     cancel = threading.Event()
     shown = ""
+    evaluator = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evaluate")
+    evaluations: list[Future[EvalResult]] = []
 
     def announce_new() -> None:
         for step, url in completed_checkpoints(cfg.output_url):
             if step not in announced:
                 announced.add(step)
                 announce_checkpoint(name, step, url)
+                if evaluate_with is not None:
+                    evaluations.append(
+                        evaluator.submit(evaluate_checkpoint, url, cfg.tokens_url, cfg.tokenizer_url, evaluate_with)
+                    )
 
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="torchrun") as pool:
+    with evaluator, ThreadPoolExecutor(max_workers=1, thread_name_prefix="torchrun") as pool:
         supervisor = pool.submit(run_torchrun, command, env, timeout_s, cancel, TERMINATE_GRACE_S, "torchrun", on_line)
         try:
             while True:
@@ -120,8 +132,12 @@ def launch_training(
             cancel.set()
             _await_termination(supervisor)
             announce_new()  # the checkpoint the workers saved on SIGTERM is evaluated like any other
+            evaluator.shutdown(wait=False, cancel_futures=True)
             raise
         code = supervisor.result()
+        for evaluation in evaluations:  # a failure is recorded beside the checkpoint; the flow's evaluation reports it
+            if (error := evaluation.exception()) is not None:
+                logger.warning("evaluation during training failed: %s: %s", type(error).__name__, error)
     publish_loss_curve(cfg.output_url, name, monitor)
     if code != 0:
         logger.error("torchrun exited with code %d; the workers' first error: %s", code, monitor.failure())

@@ -15,6 +15,7 @@ from pretrain_core import storage
 from pretrain_core.config import load_config
 from pretrain_core.pipeline import CORPUS_STAGES, training_config
 from pretrain_core.tokenize.splits import load_boundaries
+from pretrain_core.train.checkpoint import EVALUATIONS
 
 
 def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
@@ -44,6 +45,8 @@ def test_whole_dag_then_idempotent_rerun_then_one_shard_redone(small_config_file
     assert [ev["step"] for ev in report.evaluations] == [6, 12]
     train_root = Path(training_config(load_config(small_config_file)).output_url)
     assert all((train_root / "checkpoints" / f"step-{s:08d}" / "eval.json").exists() for s in (6, 12))
+    records = [storage.read_json(str(train_root / EVALUATIONS / f"step-{s:08d}.json")) for s in (6, 12)]
+    assert [r["step"] for r in records] == [6, 12]  # the durable records, evaluated as each checkpoint landed
     _assert_stage_artifacts_in_the_ui(root)
 
     before = _snapshot(root)
