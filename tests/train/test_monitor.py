@@ -13,7 +13,7 @@ Traceback (most recent call last):
 ValueError: no train rows under /x/tokens: run the tokenize stage first
 E1204 10:00:02.000000 123 torch/distributed/elastic/multiprocessing/api.py:882] failed (exitcode: 1) local_rank: 0
 Traceback (most recent call last):
-  File "/usr/lib/python3/torch/distributed/run.py", line 901, in main
+  File "/venv/lib/python3.11/site-packages/torch/distributed/run.py", line 901, in main
 torch.distributed.elastic.multiprocessing.errors.ChildFailedError:
 ============================================================
 pretrain_core.train FAILED
