@@ -13,8 +13,10 @@ from pretrain_core.root_lock import root_lock
 from tasks.corpus import (
     fit_for_stage,
     plan_fit_maps,
+    plan_fit_reduce,
     plan_stage,
     run_fit_map,
+    run_fit_reduce_job,
     run_stage_shard,
     stage_status,
     write_stage_manifest,
@@ -30,8 +32,9 @@ def rebuild_stages(cfg: PipelineConfig) -> dict[str, StageManifest]:
 
 
 def run_stage_on_runner(cfg: PipelineConfig, name: str) -> StageManifest:
-    """One stage inside a flow: skipped when done; else its fit's per-shard part and then its shards mapped over
-    the flow's task runner, the fit's reduce and the manifest in between and after."""
+    """One stage inside a flow: skipped when done; else its fit's per-shard part, the rounds of a partitioned
+    reduce and then its shards mapped over the flow's task runner, the fit's last step and the manifest in between
+    and after."""
     done = stage_status(cfg, name)
     if done is not None:
         return done
@@ -41,6 +44,12 @@ def run_stage_on_runner(cfg: PipelineConfig, name: str) -> StageManifest:
             run_fit_map.map(unmapped(cfg), unmapped(name), fit_jobs),
             artifact_key(cfg.name, name, "fit-progress"),
             f"{name}: fit shards done of {len(fit_jobs)}",
+        )
+    while reduce_jobs := plan_fit_reduce(cfg, name):  # a partitioned reduce's rounds, each mapped the same way
+        results_with_progress(
+            run_fit_reduce_job.map(unmapped(cfg), unmapped(name), reduce_jobs),
+            artifact_key(cfg.name, name, "reduce-progress"),
+            f"{name}: reduce round {reduce_jobs[0].round}, jobs done of {len(reduce_jobs)}",
         )
     artifacts = fit_for_stage(cfg, name)
     plan = plan_stage(cfg, name)

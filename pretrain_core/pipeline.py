@@ -160,20 +160,29 @@ class CorpusPipeline:
     def fit(self, name: str) -> dict[str, str]:
         """Global work a stage needs before its shards run (clusters, models, plans) and the shared fits it uses;
         empty for map-only stages. A stage whose fit has a per-shard part (`fit_map`) gets the partials of every
-        input shard, those not yet made made here first (a flow maps them over its workers before this call)."""
+        input shard, and one whose reduce is rounds of jobs (`fit_reduce`) gets them run: what is not yet made is
+        made here first, on the worker pool when one is open (a flow maps them over its workers before this call).
+        """
         hooks = self.registry.stage(name).hooks()
         own = getattr(hooks, "fit_stage", None)
         shared = self._shared_of(name)
-        if own is None:
+        if own is None and not hasattr(hooks, "fit_reduce"):
             return shared
+        if not self._fit_done(name):
+            self._run_jobs(self.fit_map_jobs(name), functools.partial(self.run_fit_map, name))
+            while jobs := self.fit_reduce_jobs(name):
+                self._run_jobs(jobs, functools.partial(self.run_fit_reduce_job, name))
 
         def fit(artifact_dir: str) -> dict[str, str]:
+            reduce = self._reduce(name)
+            if reduce is not None:
+                return dict(reduce.finish(self.inputs(name)))
+            assert own is not None  # a stage with neither returned above
             if getattr(hooks, "fit_map", None) is None:
                 return dict(own(self.inputs(name), self.cfg, shared, artifact_dir))
-            self._run_jobs(self.fit_map_jobs(name), functools.partial(self.run_fit_map, name))
             return dict(own([job.partial_url for job in self._fit_map_plan(name)], self.cfg, shared, artifact_dir))
 
-        fitted = self._cached_fit(name, self._fit_dir(name), fit, self.fit_hash(name), self._fit_map_seconds)
+        fitted = self._cached_fit(name, self._fit_dir(name), fit, self.fit_hash(name), self._fit_job_seconds)
         return {**shared, **fitted}
 
     def fit_map_jobs(self, name: str) -> list[FitMapJob]:
@@ -191,6 +200,30 @@ class CorpusPipeline:
         self.registry.stage(name).hooks().fit_map(job.input_url, self.cfg, shared, job.partial_url)
         storage.write_json(job.marker_url, {"seconds": round(time.perf_counter() - started, 3)})
 
+    def fit_reduce_jobs(self, name: str) -> list[Any]:
+        """The jobs of the next round of a stage's partitioned reduce still to run (every partial must exist);
+        [] when the stage has none, its fit is done or every round is."""
+        reduce = self._reduce(name)
+        if reduce is None or self._fit_done(name):
+            return []
+        return list(reduce.next_jobs())
+
+    def run_fit_reduce_job(self, name: str, job: Any) -> None:
+        """One job of a stage's partitioned reduce (runs on any worker; its marker records its time)."""
+        reduce = self._reduce(name)
+        assert reduce is not None, f"stage {name!r} has no partitioned reduce"
+        reduce.run(job)
+
+    def _reduce(self, name: str) -> Any:
+        """The stage's partitioned reduce over its partials, working under a directory keyed by the fit's hash
+        (so a changed config never reads another's job markers); None for other stages."""
+        make = getattr(self.registry.stage(name).hooks(), "fit_reduce", None)
+        if make is None:
+            return None
+        partials = [job.partial_url for job in self._fit_map_plan(name)]
+        work_dir = storage.join(self._fit_dir(name), "fits", self.fit_hash(name))
+        return make(partials, self.cfg, self._shared_of(name), work_dir)
+
     def _shared_of(self, name: str) -> dict[str, str]:
         """The artifacts of the shared fits a stage uses (fitted first if they are not yet)."""
         uses = self.registry.stage(name).uses
@@ -201,12 +234,14 @@ class CorpusPipeline:
         partials = storage.join(self._fit_dir(name), "partials", self.fit_hash(name))
         return [FitMapJob(url, storage.join(partials, url.rstrip("/").rsplit("/", 1)[-1])) for url in self.inputs(name)]
 
-    def _fit_map_seconds(self, name: str) -> float:
-        """Seconds the per-shard parts of a stage's fit took, wherever they ran."""
+    def _fit_job_seconds(self, name: str) -> float:
+        """Seconds the per-shard parts and the reduce jobs of a stage's fit took, wherever they ran."""
         if getattr(self.registry.entry(name).hooks(), "fit_map", None) is None:
             return 0.0
         markers = [job.marker_url for job in self._fit_map_plan(name)]
-        return sum(float(storage.read_json(m)["seconds"]) for m in markers if storage.exists(m))
+        reduce = self._reduce(name)
+        seconds = reduce.seconds() if reduce is not None else 0.0
+        return seconds + sum(float(storage.read_json(m)["seconds"]) for m in markers if storage.exists(m))
 
     def _fit_done(self, name: str) -> bool:
         return _finished_fit(self._fit_dir(name), self.fit_hash(name)) is not None

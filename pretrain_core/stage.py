@@ -146,7 +146,8 @@ def run_shard(job: ShardJob, stage: TableStage, expands_rows: bool = False) -> S
         return done
     started = time.perf_counter()
     table = pa.concat_tables([storage.read_parquet(url) for url in job.inputs])
-    output = stage.process(table)
+    bind = getattr(stage, "for_inputs", None)  # a stage whose fitted state is split per input shard (dedup)
+    output = (bind(job.inputs) if bind is not None else stage).process(table)
     return commit_shard(job, output, stage.schema, table.num_rows, _text_bytes(table), started, expands_rows)
 
 

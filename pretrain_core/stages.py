@@ -7,7 +7,10 @@ A stage is a module plus one `StageSpec` line here. The module defines the stage
 - `fit_stage(inputs, cfg, shared, artifact_dir) -> artifacts` (optional): global work before the shards run;
 - `fit_map(input_url, cfg, shared, partial_url)` (optional, with `fit_stage`): the fit's per-shard part, run like the
   shards (workers, Dask) and resumable per shard; `fit_stage` then gets the partials, in input order, instead of the
-  inputs.
+  inputs;
+- `fit_reduce(partials, cfg, shared, artifact_dir)` (optional, with `fit_map`, instead of `fit_stage`): a reduce run
+  as rounds of jobs on the same workers (`dedup.partitioned.PartitionedReduce`: `next_jobs`, `run`, `seconds`,
+  `finish`).
 
 Shared fits (the tokenizer, the splits) are fitted once and handed to every stage that `uses` them. Modules are
 imported only when a hook is called, so reading the table (for `--help`, say) costs nothing.

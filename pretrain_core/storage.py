@@ -11,7 +11,7 @@ import hashlib
 import json
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import IO, Any
 
@@ -189,6 +189,22 @@ def write_parquet(url: str, table: pa.Table) -> None:
     """Write a Parquet file atomically; no write statistics that embed time, so reruns are byte-identical."""
     with atomic_open(url, "wb") as handle:
         pq.write_table(table, handle, compression="zstd", write_statistics=True)
+
+
+def write_parquet_parts(url: str, parts: Sequence[pa.Table]) -> None:
+    """Write one Parquet file whose row group i is ``parts[i]`` (empty ones too), atomically, so that a reader
+    of part i reads that row group alone (`read_parquet_part`): a shuffle with one file per sender, not one per
+    sender and receiver."""
+    with atomic_open(url, "wb") as handle, pq.ParquetWriter(handle, parts[0].schema, compression="zstd") as writer:
+        for part in parts:
+            writer.write_table(part, row_group_size=max(part.num_rows, 1))
+
+
+def read_parquet_part(url: str, part: int) -> pa.Table:
+    """Row group ``part`` of a file `write_parquet_parts` wrote (a ranged read: the other parts are not fetched)."""
+    fs, path = filesystem(url)
+    with fs.open(path, "rb") as handle:
+        return pq.ParquetFile(handle, pre_buffer=False).read_row_group(part, use_threads=False)
 
 
 def read_parquet(url: str, columns: list[str] | None = None) -> pa.Table:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from prefect import get_run_logger, task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
@@ -34,6 +36,20 @@ def plan_fit_maps(cfg: PipelineConfig, name: str) -> list[FitMapJob]:
 @task(cache_policy=NO_CACHE, task_run_name="fit-{name}-{job.key}")
 def run_fit_map(cfg: PipelineConfig, name: str, job: FitMapJob) -> None:
     CorpusPipeline(cfg).run_fit_map(name, job)
+
+
+@task(cache_policy=NO_CACHE, task_run_name="plan-reduce-{name}")
+def plan_fit_reduce(cfg: PipelineConfig, name: str) -> list[Any]:
+    """The next round of the stage's partitioned reduce (dedup's), or [] when there is none left."""
+    jobs = CorpusPipeline(cfg).fit_reduce_jobs(name)
+    if jobs:
+        get_run_logger().info("%s: reduce round %s, %d jobs", name, jobs[0].round, len(jobs))
+    return jobs
+
+
+@task(cache_policy=NO_CACHE, task_run_name="reduce-{name}-{job.key}")
+def run_fit_reduce_job(cfg: PipelineConfig, name: str, job: Any) -> None:
+    CorpusPipeline(cfg).run_fit_reduce_job(name, job)
 
 
 @task(cache_policy=NO_CACHE, task_run_name="fit-{name}")

@@ -1,13 +1,16 @@
-"""Progress of mapped shard work in the Prefect UI: a progress artifact moved as shards finish."""
+"""Progress of mapped shard work where people look: a progress artifact in the Prefect UI, moved as shards finish,
+and a progress bar in the terminal that started the flow (when it is one)."""
 
 from __future__ import annotations
 
+import sys
 import time
 from typing import TypeVar
 from uuid import UUID
 
 from prefect.artifacts import create_progress_artifact, update_progress_artifact
 from prefect.futures import PrefectFutureList, as_completed
+from tqdm import tqdm
 
 R = TypeVar("R")
 
@@ -19,19 +22,25 @@ def artifact_key(*parts: str) -> str:
 
 def results_with_progress(futures: PrefectFutureList[R], key: str, description: str) -> list[R]:
     """Wait for every future, moving the `key` progress artifact by whole percents and telling in its description
-    how many are done, the documents per second (for shard records) and the time left, then return their results
-    in order (raising the first failure, as `futures.result()` does)."""
+    how many are done, the documents per second (for shard records) and the time left, and a terminal progress bar
+    with the same (on stderr, only when it is a terminal); then return their results in order (raising the first
+    failure, as `futures.result()` does)."""
     progress = create_progress_artifact(progress=0.0, key=key, description=description)
     assert isinstance(progress, UUID)  # a sync call returns the id, not a coroutine
     total, started, documents = len(futures), time.monotonic(), 0
     shown = 0
-    for done, future in enumerate(as_completed(list(futures)), start=1):
-        documents += getattr(future.result(raise_on_failure=False), "docs_in", 0)
-        percent = 100 * done // total
-        if percent > shown:  # one API call per percent, not per shard
-            note = progress_note(done, total, documents, time.monotonic() - started)
-            update_progress_artifact(progress, progress=float(percent), description=f"{description}: {note}")
-            shown = percent
+    with tqdm(total=total, desc=description, unit="job", disable=not sys.stderr.isatty(), leave=True) as bar:
+        for done, future in enumerate(as_completed(list(futures)), start=1):
+            documents += getattr(future.result(raise_on_failure=False), "docs_in", 0)
+            seconds = time.monotonic() - started
+            bar.update(1)
+            if documents and seconds > 0:
+                bar.set_postfix_str(f"{documents:,} docs, {documents / seconds:,.0f} docs/s", refresh=False)
+            percent = 100 * done // total
+            if percent > shown:  # one API call per percent, not per shard
+                note = progress_note(done, total, documents, seconds)
+                update_progress_artifact(progress, progress=float(percent), description=f"{description}: {note}")
+                shown = percent
     return futures.result()
 
 

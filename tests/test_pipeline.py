@@ -152,7 +152,11 @@ def test_quality_thresholds_rescore_the_shards_without_refitting(small_config_fi
     assert base.fit_hash("quality") != CorpusPipeline(load_config(small_config_file, ["quality.order=4"])).fit_hash(
         "quality"
     )
-    assert base.fit_hash("dedup") == base.config_hash("dedup")  # a stage that names no fit settings
+    assert base.fit_hash("mixture") == base.config_hash("mixture")  # a stage that names no fit settings
+    # How many parts dedup's reduce uses changes its fit, not its outputs (nor anything downstream).
+    parts = CorpusPipeline(load_config(small_config_file, ["dedup.partitions=3"]))
+    assert parts.config_hash("tokenize") == base.config_hash("tokenize")
+    assert parts.fit_hash("dedup") != base.fit_hash("dedup")
     for name in ("ingest", "clean", "dedup", "pii"):
         base.run_stage(name)
     fitted = base.fit("quality")

@@ -95,6 +95,14 @@ class DedupConfig(StrictModel):
         "least `threshold` similar to the one kept (counted as `near_below_threshold` in the summary, 0 then); "
         "a positive margin also removes the far ends of chains of copies.",
     )
+    partitions: int = Field(
+        default=8,
+        ge=1,
+        le=4096,
+        description="Parts the fit's reduce splits documents, band values, pairs and clusters into (by hash): each "
+        "reduce job holds one part, so a part's share of the corpus must fit a worker's memory (about 1 kB per "
+        "document). The clusters do not depend on it; the stage's outputs are the same for any value.",
+    )
     full_pairs_limit: int = Field(
         default=64,
         ge=2,

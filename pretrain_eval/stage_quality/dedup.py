@@ -33,7 +33,7 @@ from pretrain_core.dedup.cluster import union_find_roots
 from pretrain_core.dedup.config import DedupConfig
 from pretrain_core.dedup.normalize import normalize_text
 from pretrain_core.dedup.shingles import ShingleSets, shingle_sets
-from pretrain_core.dedup.stage import fit_dedup, representative_rank
+from pretrain_core.dedup.stage import fit_dedup, read_clusters, representative_rank
 from pretrain_eval.stage_quality.figures import OURS, Bar, Figure, f_beta, precision_recall
 
 STAGE = "dedup"
@@ -145,7 +145,7 @@ def our_representatives(labelled: LabelledSet, cfg: DedupConfig) -> np.ndarray:
     with tempfile.TemporaryDirectory() as workdir:
         shard = storage.join(workdir, "clean", "part-00000.parquet")
         storage.write_parquet(shard, table)
-        clusters = storage.read_parquet(fit_dedup([shard], cfg, storage.join(workdir, "artifacts"))["clusters"])
+        clusters = read_clusters(fit_dedup([shard], cfg, storage.join(workdir, "artifacts"))["clusters"])
     index = {doc_id: i for i, doc_id in enumerate(labelled.ids)}
     representative = dict(zip(clusters["id"].to_pylist(), clusters["dup_cluster"].to_pylist(), strict=True))
     return np.array([index[representative[doc_id]] for doc_id in labelled.ids], dtype=np.int64)

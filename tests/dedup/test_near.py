@@ -7,8 +7,9 @@ import numpy as np
 import pytest
 
 from pretrain_core.dedup.config import DedupConfig
-from pretrain_core.dedup.near import Sketches, near_duplicate_roots, sketch_texts
+from pretrain_core.dedup.near import Sketches, sketch_texts
 from pretrain_core.dedup.normalize import normalize_text
+from tests.dedup.oracle import near_duplicate_roots
 
 NAMES = ["GPL-2", "GPL-2 edited", "GPL-1", "LGPL-2", "LGPL-2.1", "md5sum", "b2sum", "sha256sum", "sha512sum"]
 

@@ -16,7 +16,7 @@ from pretrain_core import schema, storage
 from pretrain_core.dedup.config import DedupConfig
 from pretrain_core.dedup.normalize import normalize_text
 from pretrain_core.dedup.shingles import shingle_sets
-from pretrain_core.dedup.stage import DedupStage, fit_dedup
+from pretrain_core.dedup.stage import DedupStage, fit_dedup, read_clusters
 from pretrain_core.stage import plan_shards, run_shard
 
 LICENCES = ["Apache-2.0", "Artistic", "BSD", "CC0-1.0", "GPL-1", "GPL-2", "GPL-3", "LGPL-2", "LGPL-2.1", "MPL-2.0"]
@@ -52,7 +52,7 @@ def _fit(write: Callable[..., list[str]], docs: list[Doc], tmp: Path, shards: in
 
 
 def _clusters(tmp: Path) -> dict[str, dict[str, Any]]:
-    table = storage.read_parquet(str(tmp / "artifacts" / "clusters.parquet"))
+    table = read_clusters(str(tmp / "artifacts" / "clusters.json"))
     return {row["id"]: row for row in table.to_pylist()}
 
 
@@ -101,9 +101,9 @@ def test_clusters_are_identical_bytes_whatever_the_input_order(
     random.Random(3).shuffle(shuffled)
     first = fit_dedup(write_clean_shards(corpus, 2, str(tmp_path / "a")), DedupConfig(), str(tmp_path / "fa"))
     second = fit_dedup(write_clean_shards(shuffled, 5, str(tmp_path / "b")), DedupConfig(), str(tmp_path / "fb"))
-    assert storage.read_bytes(first["clusters"]) == storage.read_bytes(second["clusters"])
+    assert read_clusters(first["clusters"]).equals(read_clusters(second["clusters"]))
     assert storage.read_bytes(first["summary"]) == storage.read_bytes(second["summary"])
-    ids = pq.read_table(first["clusters"]).column("id").to_pylist()
+    ids = read_clusters(first["clusters"]).column("id").to_pylist()
     assert ids == sorted(ids) and len(ids) == len(corpus)
 
 
@@ -169,7 +169,7 @@ def test_unseen_documents_and_repeated_ids_are_errors(
     tmp_path: Path, write_clean_shards: Callable[..., list[str]], corpus: list[Doc]
 ) -> None:
     urls = _fit(write_clean_shards, corpus[:5], tmp_path)
-    stage = DedupStage(DedupConfig(), {"clusters": str(tmp_path / "artifacts" / "clusters.parquet")})
+    stage = DedupStage(DedupConfig(), {"clusters": str(tmp_path / "artifacts" / "clusters.json")})
     later = write_clean_shards(corpus[3:8], 1, str(tmp_path / "later"))
     with pytest.raises(ValueError, match="not seen by fit_dedup"):
         stage.process(storage.read_parquet(later[0]))
@@ -181,7 +181,7 @@ def test_stage_pickles_small_and_sees_a_refitted_artifact(
     tmp_path: Path, write_clean_shards: Callable[..., list[str]], corpus: list[Doc]
 ) -> None:
     urls = _fit(write_clean_shards, corpus, tmp_path)
-    stage = DedupStage(DedupConfig(), {"clusters": str(tmp_path / "artifacts" / "clusters.parquet")})
+    stage = DedupStage(DedupConfig(), {"clusters": str(tmp_path / "artifacts" / "clusters.json")})
     shard = pa.concat_tables(storage.read_parquet(url) for url in urls)
     before = stage.process(shard)
     shipped = pickle.dumps(stage)
@@ -196,7 +196,7 @@ def test_stage_pickles_small_and_sees_a_refitted_artifact(
 def test_fit_reads_and_writes_any_fsspec_url(write_clean_shards: Callable[..., list[str]], corpus: list[Doc]) -> None:
     urls = write_clean_shards([*corpus[:6], ("copy", corpus[0][1], "code")], 2, "memory://dedup-test/clean")
     artifacts = fit_dedup(urls, DedupConfig(), "memory://dedup-test/artifacts")
-    assert artifacts["clusters"] == "memory://dedup-test/artifacts/clusters.parquet"
+    assert artifacts["clusters"] == "memory://dedup-test/artifacts/clusters.json"
     output = DedupStage(DedupConfig(), artifacts).process(storage.read_parquet(urls[0]))
     assert output.dropped.column("id").to_pylist() == ["copy"] and output.stats["exact_duplicates"] == 1
     assert storage.read_json(artifacts["summary"])["exact_duplicates"] == 1
@@ -205,7 +205,7 @@ def test_fit_reads_and_writes_any_fsspec_url(write_clean_shards: Callable[..., l
 def test_empty_input_gives_an_empty_artifact(tmp_path: Path, write_clean_shards: Callable[..., list[str]]) -> None:
     urls = write_clean_shards([], shards=1)
     artifacts = fit_dedup(urls, DedupConfig(), str(tmp_path / "artifacts"))
-    assert pq.read_table(artifacts["clusters"]).num_rows == 0
+    assert read_clusters(artifacts["clusters"]).num_rows == 0
     output = DedupStage(DedupConfig(), artifacts).process(storage.read_parquet(urls[0]))
     assert output.kept.schema == schema.DEDUP and output.stats["largest_cluster"] == 0
 
@@ -231,7 +231,7 @@ def test_demo_documentation_with_planted_copies(
     planted += [(f"{i} reworded", edit_words(t, 0.05, donor=docs[-1][1]), "general") for i, t, _ in originals[5:]]
     urls = write_clean_shards(docs + planted, shards=3)
     artifacts = fit_dedup(urls, DedupConfig(), str(tmp_path / "artifacts"))
-    clusters = {row["id"]: row for row in pq.read_table(artifacts["clusters"]).to_pylist()}
+    clusters = {row["id"]: row for row in read_clusters(artifacts["clusters"]).to_pylist()}
     for (original, _, _), (copy, _, _) in zip(originals, planted, strict=True):
         assert clusters[copy]["dup_cluster"] == clusters[original]["dup_cluster"], copy
     dropped = [row for row in clusters.values() if row["drop_reason"]]

@@ -1,0 +1,646 @@
+"""Dedup's reduce as rounds of partitioned jobs: no process ever holds more than one partition of the corpus.
+
+Every table between rounds is Parquet under the fit's artifact directory, split into `dedup.partitions` parts by a
+hash: documents and texts by their exact key, LSH band values by their bytes, pairs and edges by a text's key,
+cluster members by their cluster. Each round's jobs read one part of each upstream table and write their rows to
+the parts downstream rounds read (a shuffle through storage), so they run anywhere the shards run (worker
+processes, Dask workers, Prefect tasks) and resume job by job: a job's marker, written last, holds its counts.
+
+1. ``texts`` (per key part): the documents of every shard whose exact key falls in the part, grouped by key into
+   distinct texts, each with its best document (the one `representative` prefers), its document count and the
+   sketch of its first occurrence; then each sketched text's LSH band values, sent to the band parts. Duplicate
+   document ids are caught here (ids are also sent to parts by id).
+2. ``candidates`` (per band part): buckets of texts sharing a band, paired as `candidates.candidate_pairs` does,
+   sent to the part of the better-ranked text.
+3. ``verify_left`` / ``verify_right``: unique pairs get the left text's sketch in its part, the right one's in
+   the other, and pairs at or above the threshold become edges (both directions, by source part).
+4. ``send_R`` / ``min_R``: connected components by min-label propagation over the edges, a label being the
+   best-ranked text seen; rounds repeat until no label changes.
+5. ``gather`` / ``guard``: each text's sketch goes to its cluster's part, where clusters with a member less similar
+   than the floor to its representative are rebuilt (`cluster.split_loose_clusters`), sizes are summed, and each
+   text learns its representative.
+6. ``assemble`` (per key part) and ``by_shard`` (per input shard): a row per document (id, dup_cluster,
+   dup_cluster_size, drop_reason), then one clusters file per input shard, sorted by id.
+
+The result equals what one process clustering the whole corpus gives (tests compare): the same buckets, pairs,
+components (each led by its best-ranked text) and guard, whatever the number of parts.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import itertools
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from pretrain_core import storage
+from pretrain_core.dedup.candidates import candidate_pairs
+from pretrain_core.dedup.cluster import split_loose_clusters
+from pretrain_core.dedup.config import DedupConfig
+from pretrain_core.dedup.minhash import estimated_jaccard, lsh_params
+from pretrain_core.dedup.simhash import band_ranges, hamming_similarity
+
+EXACT_DUPLICATE = "exact_duplicate"
+NEAR_DUPLICATE = "near_duplicate"
+CLUSTERS = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("dup_cluster", pa.string(), nullable=False),
+        pa.field("dup_cluster_size", pa.int32(), nullable=False),
+        pa.field("drop_reason", pa.string(), nullable=True),  # null: kept (representative or unique)
+    ]
+)
+# One shard's documents of one key part, as the fit's map writes them: the sketch (and, for exact-Jaccard
+# verification, the shingle hashes) only on the first occurrence of a key in the shard.
+KEYED = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("length", pa.int64(), nullable=False),
+        pa.field("key", pa.binary(), nullable=False),
+        pa.field("group", pa.string(), nullable=False),
+        pa.field("shingle_count", pa.int64(), nullable=True),
+        pa.field("sketch", pa.binary(), nullable=True),
+        pa.field("shingles", pa.list_(pa.uint64()), nullable=True),
+    ]
+)
+IDS = pa.schema([pa.field("id", pa.string(), nullable=False)])
+KEYS_FILE, IDS_FILE = "keys.parquet", "ids.parquet"  # in each shard's partial directory, a row group per part
+# A text's place in keep-preference order is (neg_length, best_id): its best document's negated length (0 when
+# the smallest id is preferred) and id. Ids are unique, so the order is total.
+_ORDER = [pa.field("neg_length", pa.int64(), nullable=False), pa.field("best_id", pa.string(), nullable=False)]
+TEXTS = pa.schema(
+    [
+        pa.field("key", pa.binary(), nullable=False),
+        pa.field("group", pa.string(), nullable=False),
+        *_ORDER,
+        pa.field("docs", pa.int64(), nullable=False),
+        pa.field("shingle_count", pa.int64(), nullable=True),
+        pa.field("sketch", pa.binary(), nullable=True),
+        pa.field("shingles", pa.list_(pa.uint64()), nullable=True),
+    ]
+)
+DOCS = pa.schema(
+    [
+        pa.field("id", pa.string(), nullable=False),
+        pa.field("key", pa.binary(), nullable=False),
+        pa.field("shard", pa.int32(), nullable=False),
+    ]
+)
+BANDS = pa.schema(
+    [
+        pa.field("group", pa.string(), nullable=False),
+        pa.field("band", pa.int32(), nullable=False),
+        pa.field("value", pa.binary(), nullable=False),
+        pa.field("key", pa.binary(), nullable=False),
+        *_ORDER,
+    ]
+)
+
+
+def _pair_fields(side: str) -> list[pa.Field]:
+    return [
+        pa.field(f"{side}_key", pa.binary(), nullable=False),
+        pa.field(f"{side}_neg_length", pa.int64(), nullable=False),
+        pa.field(f"{side}_id", pa.string(), nullable=False),
+    ]
+
+
+PAIRS = pa.schema(_pair_fields("a") + _pair_fields("b"))  # a ranks better than b
+HALF = pa.schema(
+    [*PAIRS, pa.field("a_sketch", pa.binary(), nullable=True), pa.field("a_shingles", pa.list_(pa.uint64()))]
+)
+EDGES = pa.schema(_pair_fields("src") + _pair_fields("dst"))
+LABELS = pa.schema(
+    [
+        pa.field("key", pa.binary(), nullable=False),
+        pa.field("label_neg_length", pa.int64(), nullable=False),
+        pa.field("label_id", pa.string(), nullable=False),
+        pa.field("label_key", pa.binary(), nullable=False),
+    ]
+)
+MESSAGES = LABELS  # "key" is the receiving text
+MEMBERS = pa.schema(
+    [
+        pa.field("label_key", pa.binary(), nullable=False),
+        pa.field("key", pa.binary(), nullable=False),
+        *_ORDER,
+        pa.field("docs", pa.int64(), nullable=False),
+        pa.field("sketch", pa.binary(), nullable=True),
+        pa.field("shingles", pa.list_(pa.uint64()), nullable=True),
+    ]
+)
+ROOTS = pa.schema(
+    [
+        pa.field("key", pa.binary(), nullable=False),
+        pa.field("root_key", pa.binary(), nullable=False),
+        pa.field("root_id", pa.string(), nullable=False),
+        pa.field("size", pa.int64(), nullable=False),
+    ]
+)
+
+
+def part_of(values: list[bytes], parts: int) -> np.ndarray:
+    """The part (0..parts-1) of each value: a 64-bit BLAKE2b of its bytes, so parts are even whatever the keys."""
+    if parts == 1:
+        return np.zeros(len(values), dtype=np.int64)
+    digests = b"".join(hashlib.blake2b(v, digest_size=8).digest() for v in values)
+    return (np.frombuffer(digests, dtype="<u8") % np.uint64(parts)).astype(np.int64)
+
+
+def _split(table: pa.Table, parts_of_rows: np.ndarray, parts: int) -> Iterator[tuple[int, pa.Table]]:
+    """Each part's rows of ``table``, in table order (empty tables too, so every reader finds its file)."""
+    order = np.argsort(parts_of_rows, kind="stable")
+    bounds = np.searchsorted(parts_of_rows[order], np.arange(parts + 1))
+    for part in range(parts):
+        yield part, table.take(pa.array(order[bounds[part] : bounds[part + 1]]))
+
+
+@dataclass(frozen=True)
+class ReduceJob:
+    """One job of one round: which round, which part (or input shard)."""
+
+    round: str
+    index: int
+
+    @property
+    def key(self) -> str:
+        return f"{self.round}-{self.index:05d}"
+
+
+@dataclass(frozen=True)
+class PartitionedReduce:
+    """The reduce of one fit: its partials (one directory per input shard, in input order), config and directory.
+    `next_jobs` says what is left (read from the markers), `run` does one job anywhere, `finish` writes the
+    summary and the index of clusters files once every round is done."""
+
+    partials: tuple[str, ...]
+    cfg: DedupConfig
+    artifact_dir: str
+
+    @property
+    def parts(self) -> int:
+        return self.cfg.partitions
+
+    def _url(self, *parts: str | int) -> str:
+        names = [f"{p:05d}.parquet" if isinstance(p, int) and i == len(parts) - 1 else str(p) for i, p in
+                 enumerate(parts)]  # fmt: skip
+        return storage.join(self.artifact_dir, "reduce", *names)
+
+    def _marker(self, job: ReduceJob) -> str:
+        return storage.join(self.artifact_dir, "reduce", "_jobs", job.round, f"{job.index:05d}.json")
+
+    def _stats(self, round_: str) -> list[dict[str, Any]]:
+        count = len(self.partials) if round_ == "by_shard" else self.parts
+        return [storage.read_json(self._marker(ReduceJob(round_, i))) for i in range(count)]
+
+    # -- planning ---------------------------------------------------------------------------------------------
+
+    def rounds(self) -> Iterator[str]:
+        """The rounds in order, as far as the markers allow to know them (propagation rounds repeat until a
+        round changes no label)."""
+        near = self.cfg.method != "none"
+        yield "texts"
+        if near:
+            yield from ("candidates", "verify_left", "verify_right")
+            for number in itertools.count():
+                yield f"send_{number}"
+                yield f"min_{number}"
+                if not self._round_done(f"min_{number}") or not sum(s["changed"] for s in self._stats(f"min_{number}")):
+                    break
+            yield from ("gather", "guard")
+        yield from ("assemble", "by_shard")
+
+    def _jobs_of(self, round_: str) -> list[ReduceJob]:
+        count = len(self.partials) if round_ == "by_shard" else self.parts
+        return [ReduceJob(round_, i) for i in range(count)]
+
+    def _round_done(self, round_: str) -> bool:
+        return all(storage.exists(self._marker(job)) for job in self._jobs_of(round_))
+
+    def next_jobs(self) -> list[ReduceJob]:
+        """The unfinished jobs of the first unfinished round (its earlier rounds are all done); [] when done."""
+        for round_ in self.rounds():
+            jobs = [job for job in self._jobs_of(round_) if not storage.exists(self._marker(job))]
+            if jobs:
+                return jobs
+        return []
+
+    def run(self, job: ReduceJob) -> None:
+        started = time.perf_counter()
+        stats = self._step(job.round)(job)
+        storage.write_json(self._marker(job), {**stats, "seconds": round(time.perf_counter() - started, 3)})
+
+    def _step(self, round_: str) -> Callable[[ReduceJob], dict[str, Any]]:
+        steps: dict[str, Callable[[ReduceJob], dict[str, Any]]] = {
+            "texts": self._texts,
+            "candidates": self._candidates,
+            "verify_left": self._verify_left,
+            "verify_right": self._verify_right,
+            "send": self._send_step,
+            "min": self._min_step,
+            "gather": self._gather,
+            "guard": self._guard,
+            "assemble": self._assemble,
+            "by_shard": self._by_shard,
+        }
+        return steps[round_.rsplit("_", 1)[0] if round_.startswith(("send_", "min_")) else round_]
+
+    def seconds(self) -> float:
+        """Seconds the jobs took, wherever they ran (from their markers)."""
+        markers = storage.list_files(storage.join(self.artifact_dir, "reduce", "_jobs"), ".json")
+        return sum(float(storage.read_json(url)["seconds"]) for url in markers)
+
+    def finish(self, inputs: list[str]) -> dict[str, str]:
+        """Write ``summary.json`` and ``clusters.json`` (input shard URL -> its clusters file) once every round is
+        done; return {"clusters": ..., "summary": ...}."""
+        if self.next_jobs():
+            raise RuntimeError("dedup: the reduce has unfinished jobs; run them first")
+        summary: dict[str, Any] = {name: 0 for name in ("candidate_pairs", "verified_pairs", "guard_splits")}
+        summary["near_below_threshold"] = 0
+        for stats in self._stats("texts"):
+            for name in ("documents", "distinct_texts"):
+                summary[name] = summary.get(name, 0) + stats[name]
+        if self.cfg.method != "none":
+            summary["candidate_pairs"] = sum(s["candidate_pairs"] for s in self._stats("verify_left"))
+            summary["verified_pairs"] = sum(s["verified_pairs"] for s in self._stats("verify_right"))
+            guard = self._stats("guard")
+            summary["guard_splits"] = sum(s["guard_splits"] for s in guard)
+            summary["near_below_threshold"] = sum(s["below_threshold"] for s in guard)
+        assembled = self._stats("assemble")
+        for name in ("exact_duplicates", "near_duplicates", "clusters"):
+            summary[name] = sum(s[name] for s in assembled)
+        summary["largest_cluster"] = max((s["largest_cluster"] for s in assembled), default=0)
+        summary["bands"], summary["rows"] = self._bands_and_rows()
+        summary["partitions"] = self.parts
+        index = {url: self._url("clusters", shard) for shard, url in enumerate(inputs)}
+        urls = {
+            "clusters": storage.join(self.artifact_dir, "clusters.json"),
+            "summary": storage.join(self.artifact_dir, "summary.json"),
+        }
+        storage.write_json(urls["clusters"], index)
+        storage.write_json(urls["summary"], summary)
+        return urls
+
+    def _bands_and_rows(self) -> tuple[int, int]:
+        if self.cfg.method == "minhash":
+            return self.cfg.lsh_params or lsh_params(
+                self.cfg.threshold, self.cfg.num_perm, self.cfg.lsh_false_negative_weight
+            )
+        if self.cfg.method == "simhash":
+            return self.cfg.simhash_max_hamming + 1, 0
+        return 0, 0
+
+    # -- rounds -----------------------------------------------------------------------------------------------
+
+    def _read_parts(self, round_: str, part: int, schema: pa.Schema, senders: int | None = None) -> pa.Table:
+        """Part ``part`` of what every job of ``round_`` sent, in sender order."""
+        count = self.parts if senders is None else senders
+        tables = [storage.read_parquet_part(self._url(round_, sender), part) for sender in range(count)]
+        return pa.concat_tables(tables).cast(schema) if tables else schema.empty_table()
+
+    def _send(
+        self, round_: str, sender: int, table: pa.Table, parts_of_rows: np.ndarray, parts: int | None = None
+    ) -> None:
+        """Write ``table``'s rows, split into the parts ``parts_of_rows`` names, as one file whose row group i
+        holds part i (`storage.write_parquet_parts`)."""
+        split = [rows for _, rows in _split(table, parts_of_rows, self.parts if parts is None else parts)]
+        storage.write_parquet_parts(self._url(round_, sender), split)
+
+    def _texts(self, job: ReduceJob) -> dict[str, Any]:
+        part = job.index
+        ids = [storage.read_parquet_part(storage.join(p, IDS_FILE), part) for p in self.partials]
+        _check_unique(pa.concat_tables(ids).cast(IDS).column("id") if ids else pa.chunked_array([], pa.string()))
+        shards = [storage.read_parquet_part(storage.join(p, KEYS_FILE), part) for p in self.partials]
+        docs = pa.concat_tables(shards).cast(KEYED) if shards else KEYED.empty_table()
+        shard_of = np.repeat(np.arange(len(shards), dtype=np.int32), [t.num_rows for t in shards])
+        lengths = docs.column("length").to_numpy()
+        neg_length = -lengths if self.cfg.representative == "longest" else np.zeros_like(lengths)
+        keys = docs.column("key").to_pylist()
+        doc_ids = docs.column("id").to_pylist()
+        first: dict[bytes, int] = {}  # key -> row of its first occurrence (input order)
+        best: dict[bytes, int] = {}  # key -> row of its best document
+        counts: dict[bytes, int] = {}
+        for row, key in enumerate(keys):
+            if key not in first:
+                first[key] = best[key] = row
+                counts[key] = 0
+            elif (neg_length[row], doc_ids[row]) < (neg_length[best[key]], doc_ids[best[key]]):
+                best[key] = row
+            counts[key] += 1
+        first_rows = pa.array(list(first.values()), pa.int64())
+        best_rows = list(best.values())
+        texts = pa.table(
+            {
+                "key": docs.column("key").take(first_rows),
+                "group": docs.column("group").take(first_rows),
+                "neg_length": pa.array(neg_length[best_rows] if best_rows else [], pa.int64()),
+                "best_id": pa.array([doc_ids[r] for r in best_rows], pa.string()),
+                "docs": pa.array(list(counts.values()), pa.int64()),
+                "shingle_count": docs.column("shingle_count").take(first_rows),
+                "sketch": docs.column("sketch").take(first_rows),
+                "shingles": docs.column("shingles").take(first_rows),
+            },
+            schema=TEXTS,
+        )
+        storage.write_parquet(self._url("texts", part), texts)
+        out = pa.table([docs.column("id"), docs.column("key"), pa.array(shard_of, pa.int32())], schema=DOCS)
+        storage.write_parquet(self._url("docs", part), out)
+        if self.cfg.method != "none":
+            bands = self._band_rows(texts)
+            self._send("bands", part, bands, part_of(_band_bytes(bands), self.parts))
+        return {"documents": docs.num_rows, "distinct_texts": texts.num_rows}
+
+    def _band_rows(self, texts: pa.Table) -> pa.Table:
+        """One row per sketched text and band, bands after each other: the band's value as bytes, compared whole
+        as datasketch's hash tables compare them (texts without shingles are not banded)."""
+        sizes = texts.column("shingle_count").fill_null(0).to_numpy()
+        eligible = texts.filter(pa.array(sizes > 0))
+        n = eligible.num_rows
+        raw = b"".join(eligible.column("sketch").to_pylist())
+        if self.cfg.method == "minhash":
+            bands, rows = self._bands_and_rows()
+            signatures = np.frombuffer(raw, dtype=np.uint32).reshape(n, self.cfg.num_perm)
+            values = [np.ascontiguousarray(signatures[:, b * rows : (b + 1) * rows]) for b in range(bands)]
+        else:
+            fingerprints = np.frombuffer(raw, dtype=np.uint64)
+            ranges = band_ranges(self.cfg.simhash_bits, self.cfg.simhash_max_hamming)
+            values = [(fingerprints >> np.uint64(lo)) & np.uint64((1 << (hi - lo)) - 1) for lo, hi in ranges]
+        width = values[0].itemsize * (values[0].shape[1] if values[0].ndim == 2 else 1) if values else 1
+        flat = b"".join(v.tobytes() for v in values)
+        value = pa.FixedSizeBinaryArray.from_buffers(pa.binary(width), len(values) * n, [None, pa.py_buffer(flat)])
+        repeated = pa.array(np.tile(np.arange(n, dtype=np.int64), len(values)))
+        return pa.table(
+            {
+                "group": eligible.column("group").take(repeated),
+                "band": pa.array(np.repeat(np.arange(len(values), dtype=np.int32), n)),
+                "value": value.cast(pa.binary()),
+                "key": eligible.column("key").take(repeated),
+                "neg_length": eligible.column("neg_length").take(repeated),
+                "best_id": eligible.column("best_id").take(repeated),
+            },
+            schema=BANDS,
+        )
+
+    def _candidates(self, job: ReduceJob) -> dict[str, Any]:
+        bands = self._read_parts("bands", job.index, BANDS)
+        order = pc.sort_indices(
+            bands, [("group", "ascending"), ("band", "ascending"), ("value", "ascending"),
+                    ("neg_length", "ascending"), ("best_id", "ascending")]
+        )  # fmt: skip
+        bands = bands.take(order)
+        # Rows are sorted by rank within each bucket, so row numbers order a bucket's texts as their ranks do.
+        bounds = _run_starts(bands, ["group", "band", "value"])
+        runs = np.flatnonzero(np.diff(bounds) > 1)
+        buckets = [np.arange(bounds[r], bounds[r + 1]) for r in runs.tolist()]
+        pairs_of_rows = candidate_pairs(buckets, np.arange(bands.num_rows), self.cfg.full_pairs_limit)
+        left, right = pa.array(pairs_of_rows[:, 0]), pa.array(pairs_of_rows[:, 1])
+        a = bands.select(["key", "neg_length", "best_id"]).take(left)
+        b = bands.select(["key", "neg_length", "best_id"]).take(right)
+        pairs = pa.table(list(a.columns) + list(b.columns), schema=PAIRS)
+        self._send("pairs", job.index, pairs, part_of(pairs.column("a_key").to_pylist(), self.parts))
+        return {"bucket_pairs": pairs.num_rows}
+
+    def _texts_by_key(self, part: int, columns: list[str]) -> tuple[dict[bytes, int], pa.Table]:
+        texts = storage.read_parquet(self._url("texts", part), columns=["key", *columns])
+        return {key: row for row, key in enumerate(texts.column("key").to_pylist())}, texts
+
+    def _verify_left(self, job: ReduceJob) -> dict[str, Any]:
+        pairs = self._read_parts("pairs", job.index, PAIRS)
+        pairs = _unique_pairs(pairs)
+        where, texts = self._texts_by_key(job.index, ["sketch", "shingles"])
+        rows = pa.array([where[k] for k in pairs.column("a_key").to_pylist()], pa.int64())
+        half = pa.table(
+            [*pairs.columns, texts.column("sketch").take(rows), texts.column("shingles").take(rows)], schema=HALF
+        )
+        self._send("half", job.index, half, part_of(pairs.column("b_key").to_pylist(), self.parts))
+        return {"candidate_pairs": pairs.num_rows}
+
+    def _verify_right(self, job: ReduceJob) -> dict[str, Any]:
+        half = self._read_parts("half", job.index, HALF)
+        if self.cfg.verify_candidates and half.num_rows:
+            where, texts = self._texts_by_key(job.index, ["sketch", "shingles"])
+            rows = pa.array([where[k] for k in half.column("b_key").to_pylist()], pa.int64())
+            similarity = self._pair_similarity(
+                half.column("a_sketch"), texts.column("sketch").take(rows),
+                half.column("a_shingles"), texts.column("shingles").take(rows),
+            )  # fmt: skip
+            half = half.filter(pa.array(similarity >= self.cfg.similarity_threshold))
+        forward = half.select(PAIRS.names).rename_columns(EDGES.names)
+        backward = half.select([n.replace("a_", "x_").replace("b_", "a_").replace("x_", "b_") for n in PAIRS.names])
+        edges = pa.concat_tables([forward, backward.rename_columns(EDGES.names)])
+        self._send("edges", job.index, edges, part_of(edges.column("src_key").to_pylist(), self.parts))
+        return {"verified_pairs": half.num_rows}
+
+    def _pair_similarity(
+        self, a_sketch: pa.ChunkedArray, b_sketch: pa.ChunkedArray, a_sets: pa.ChunkedArray, b_sets: pa.ChunkedArray
+    ) -> np.ndarray:
+        """Each pair's similarity by `verify_with`: exact Jaccard of the shingle sets, or the sketch's estimate."""
+        if self.cfg.verify_with == "jaccard":
+            return np.array(
+                [_jaccard(a, b) for a, b in zip(_numpy_lists(a_sets), _numpy_lists(b_sets), strict=True)],
+                dtype=np.float64,
+            )
+        dtype = np.uint32 if self.cfg.method == "minhash" else np.uint64
+        a = np.frombuffer(b"".join(a_sketch.to_pylist()), dtype=dtype).reshape(len(a_sketch), -1)
+        b = np.frombuffer(b"".join(b_sketch.to_pylist()), dtype=dtype).reshape(len(b_sketch), -1)
+        if self.cfg.method == "minhash":
+            return np.asarray((a == b).mean(axis=1), dtype=np.float64)
+        distance = np.bitwise_count(np.bitwise_xor(a[:, 0], b[:, 0]))
+        return 1.0 - distance.astype(np.float64) / self.cfg.simhash_bits
+
+    def _labels(self, number: int, part: int) -> pa.Table:
+        """Labels after ``number`` propagation rounds; round 0 starts from each text's best neighbour or itself."""
+        if number > 0:
+            return storage.read_parquet(self._url(f"labels_{number}", part)).cast(LABELS)
+        edges = self._read_parts("edges", part, EDGES)
+        own = edges.select(["src_key", "src_neg_length", "src_id", "src_key"]).rename_columns(LABELS.names)
+        neighbours = edges.select(["src_key", "dst_neg_length", "dst_id", "dst_key"]).rename_columns(LABELS.names)
+        return _best_label(pa.concat_tables([own, neighbours]))
+
+    def _send_step(self, job: ReduceJob) -> dict[str, Any]:
+        number = int(job.round.split("_")[1])
+        labels = self._labels(number, job.index)
+        edges = self._read_parts("edges", job.index, EDGES)
+        where = {key: row for row, key in enumerate(labels.column("key").to_pylist())}
+        rows = pa.array([where[k] for k in edges.column("src_key").to_pylist()], pa.int64())
+        messages = pa.table(
+            [edges.column("dst_key"), *(labels.column(c).take(rows) for c in LABELS.names[1:])], schema=MESSAGES
+        )
+        self._send(f"messages_{number}", job.index, messages, part_of(edges.column("dst_key").to_pylist(), self.parts))
+        return {"messages": messages.num_rows}
+
+    def _min_step(self, job: ReduceJob) -> dict[str, Any]:
+        number = int(job.round.split("_")[1])
+        labels = self._labels(number, job.index)
+        messages = self._read_parts(f"messages_{number}", job.index, MESSAGES)
+        updated = _best_label(pa.concat_tables([labels, messages]))
+        storage.write_parquet(self._url(f"labels_{number + 1}", job.index), updated)
+        before = dict(zip(labels.column("key").to_pylist(), labels.column("label_key").to_pylist(), strict=True))
+        after = updated.column("label_key").to_pylist()
+        changed = sum(before[k] != label for k, label in zip(updated.column("key").to_pylist(), after, strict=True))
+        return {"changed": changed}
+
+    def _final_labels(self, part: int) -> pa.Table:
+        number = sum(1 for round_ in self.rounds() if round_.startswith("min_"))
+        return self._labels(number, part)
+
+    def _gather(self, job: ReduceJob) -> dict[str, Any]:
+        labels = self._final_labels(job.index)
+        where, texts = self._texts_by_key(job.index, ["neg_length", "best_id", "docs", "sketch", "shingles"])
+        rows = pa.array([where[k] for k in labels.column("key").to_pylist()], pa.int64())
+        members = pa.table(
+            [labels.column("label_key"), labels.column("key")]
+            + [texts.column(c).take(rows) for c in ("neg_length", "best_id", "docs", "sketch", "shingles")],
+            schema=MEMBERS,
+        )
+        self._send("members", job.index, members, part_of(labels.column("label_key").to_pylist(), self.parts))
+        return {"members": members.num_rows}
+
+    def _guard(self, job: ReduceJob) -> dict[str, Any]:
+        members = self._read_parts("members", job.index, MEMBERS)
+        order = pc.sort_indices(
+            members, [("label_key", "ascending"), ("neg_length", "ascending"), ("best_id", "ascending")]
+        )
+        members = members.take(order)
+        keys, ids = members.column("key").to_pylist(), members.column("best_id").to_pylist()
+        docs = members.column("docs").to_numpy()
+        sets = _numpy_lists(members.column("shingles"))
+        sketches = members.column("sketch").to_pylist()
+        floor = self.cfg.similarity_threshold - self.cfg.guard_margin
+        out: dict[str, list[Any]] = {name: [] for name in ROOTS.names}
+        splits = below = 0
+        for lo, hi in itertools.pairwise(_run_starts(members, ["label_key"]).tolist()):
+            if hi - lo < 2:
+                continue
+            similarity = self._similarity_among(sets[lo:hi], sketches[lo:hi])
+            roots, split = split_loose_clusters(
+                np.zeros(hi - lo, dtype=np.int64), np.arange(hi - lo), similarity, floor
+            )
+            splits += split
+            sizes = np.bincount(roots, weights=docs[lo:hi], minlength=hi - lo).astype(np.int64)
+            for member, root in enumerate(roots.tolist()):
+                if member != root:
+                    below += int(similarity(root, np.array([member]))[0] < self.cfg.similarity_threshold)
+                out["key"].append(keys[lo + member])
+                out["root_key"].append(keys[lo + root])
+                out["root_id"].append(ids[lo + root])
+                out["size"].append(int(sizes[root]))
+        roots_table = pa.table(out, schema=ROOTS)
+        self._send("roots", job.index, roots_table, part_of(out["key"], self.parts))
+        return {"guard_splits": splits, "below_threshold": below}
+
+    def _similarity_among(
+        self, sets: list[np.ndarray], sketches: list[bytes]
+    ) -> Callable[[int, np.ndarray], np.ndarray]:
+        """Similarity of one cluster member to others (indices into the cluster), by `verify_with`."""
+        if self.cfg.verify_with == "jaccard":
+            return lambda doc, others: np.array([_jaccard(sets[doc], sets[o]) for o in others.tolist()], np.float64)
+        if self.cfg.method == "minhash":
+            signatures = np.frombuffer(b"".join(sketches), dtype=np.uint32).reshape(len(sketches), -1)
+            return functools.partial(estimated_jaccard, signatures)
+        fingerprints = np.frombuffer(b"".join(sketches), dtype=np.uint64)
+        return lambda doc, others: hamming_similarity(fingerprints, doc, others, self.cfg.simhash_bits)
+
+    def _assemble(self, job: ReduceJob) -> dict[str, Any]:
+        part = job.index
+        docs = storage.read_parquet(self._url("docs", part)).cast(DOCS)
+        where, texts = self._texts_by_key(part, ["best_id", "docs"])
+        roots = self._read_parts("roots", part, ROOTS) if self.cfg.method != "none" else ROOTS.empty_table()
+        root_of = {k: r for r, k in enumerate(roots.column("key").to_pylist())}
+        best_ids, text_docs = texts.column("best_id").to_pylist(), texts.column("docs").to_pylist()
+        root_keys, root_ids, sizes = (roots.column(c).to_pylist() for c in ("root_key", "root_id", "size"))
+        ids, keys = docs.column("id").to_pylist(), docs.column("key").to_pylist()
+        representative, size, reason = [], [], []
+        for doc_id, key in zip(ids, keys, strict=True):
+            r = root_of.get(key)
+            if r is None:
+                rep, n, same = best_ids[where[key]], text_docs[where[key]], True
+            else:
+                rep, n, same = root_ids[r], sizes[r], key == root_keys[r]
+            representative.append(rep)
+            size.append(n)
+            reason.append(None if doc_id == rep else EXACT_DUPLICATE if same else NEAR_DUPLICATE)
+        table = pa.table([ids, representative, pa.array(size, pa.int32()), reason], schema=CLUSTERS)
+        shards = docs.column("shard").to_numpy().astype(np.int64)
+        self._send("assembled", part, table, shards, parts=len(self.partials))
+        kept = np.array([r is None for r in reason], dtype=bool)
+        size_array = np.array(size, dtype=np.int64)
+        is_exact = np.array([r == EXACT_DUPLICATE for r in reason], dtype=bool)
+        return {
+            "exact_duplicates": int(is_exact.sum()),
+            "near_duplicates": int((~kept & ~is_exact).sum()),
+            "clusters": int((kept & (size_array > 1)).sum()),
+            "largest_cluster": int(size_array.max(initial=0)),
+        }
+
+    def _by_shard(self, job: ReduceJob) -> dict[str, Any]:
+        table = self._read_parts("assembled", job.index, CLUSTERS).sort_by("id")
+        storage.write_parquet(self._url("clusters", job.index), table)
+        return {"documents": table.num_rows}
+
+
+def _run_starts(table: pa.Table, columns: list[str]) -> np.ndarray:
+    """Where each run of equal ``columns`` values starts in a table sorted by them, and its end (row count)."""
+    n = table.num_rows
+    differs = np.zeros(max(n - 1, 0), dtype=bool)
+    for name in columns:
+        column = table.column(name)
+        if n > 1:
+            differs |= pc.not_equal(column.slice(1), column.slice(0, n - 1)).to_numpy(zero_copy_only=False)
+    return np.concatenate(([0], np.flatnonzero(differs) + 1, [n])).astype(np.int64) if n else np.zeros(1, np.int64)
+
+
+def _band_bytes(bands: pa.Table) -> list[bytes]:
+    groups, numbers, values = (bands.column(c).to_pylist() for c in ("group", "band", "value"))
+    return [g.encode() + b"\x00" + n.to_bytes(4, "little") + v for g, n, v in zip(groups, numbers, values, strict=True)]
+
+
+def _unique_pairs(pairs: pa.Table) -> pa.Table:
+    """Each (a, b) pair once (a pair can share several bands), ordered by a then b."""
+    order = pc.sort_indices(
+        pairs,
+        [("a_neg_length", "ascending"), ("a_id", "ascending"), ("b_neg_length", "ascending"), ("b_id", "ascending")],
+    )
+    pairs = pairs.take(order)
+    return pairs.take(pa.array(_run_starts(pairs, ["a_id", "b_id"])[:-1]))
+
+
+def _best_label(labels: pa.Table) -> pa.Table:
+    """Per text, the best-ranked label among its rows, texts in key order."""
+    order = pc.sort_indices(
+        labels, [("key", "ascending"), ("label_neg_length", "ascending"), ("label_id", "ascending")]
+    )
+    labels = labels.take(order)
+    return labels.take(pa.array(_run_starts(labels, ["key"])[:-1])).cast(LABELS)
+
+
+def _jaccard(a: np.ndarray, b: np.ndarray) -> float:
+    """Exact Jaccard of two sorted unique shingle-hash arrays (as `ShingleSets.overlap` counts it)."""
+    shared = np.intersect1d(a, b, assume_unique=True).size
+    union = a.size + b.size - shared
+    return shared / union if union else 0.0
+
+
+def _numpy_lists(column: pa.ChunkedArray) -> list[np.ndarray]:
+    """A list<uint64> column as one numpy array per row (empty where null)."""
+    array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    if not len(array):
+        return []
+    values = array.flatten().to_numpy(zero_copy_only=False)
+    offsets = array.offsets.to_numpy()
+    base = offsets[0]
+    return [values[offsets[i] - base : offsets[i + 1] - base] for i in range(len(array))]
+
+
+def _check_unique(ids: pa.ChunkedArray) -> None:
+    counts = pc.value_counts(ids).flatten()
+    repeated = pc.filter(counts[0], pc.greater(counts[1], 1)).to_pylist()
+    if repeated:
+        raise ValueError(f"dedup: {len(repeated)} document ids occur more than once, e.g. {sorted(repeated)[:3]}")
