@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from pretrain_core import storage
 from pretrain_core.mixture.config import MixtureConfig
-from pretrain_core.mixture.plan import count_shard_tokens, plan_mixture, read_counts
+from pretrain_core.mixture.plan import count_shard_tokens, plan_mixture, plan_rows
 from pretrain_core.schema import MIXTURE, dropped_schema
 from pretrain_core.stage import ShardOutput
 
@@ -21,8 +21,8 @@ NOT_SAMPLED = "mixture_not_sampled"
 
 
 class MixtureStage:
-    """Per-shard stage built from the plan written by ``fit_mixture``; picklable (the plan is read once per process,
-    `storage.read_artifact`).
+    """Per-shard stage built from the plan written by ``plan_mixture``; picklable. A shard job binds it to its
+    input shards (`for_inputs`), so it reads only their token counts; unbound, it reads every shard's.
 
     Copies are ordered by repeat index (all first copies in input order, then all second copies, ...), so two
     copies of a document are never neighbours in the output.
@@ -31,15 +31,16 @@ class MixtureStage:
     name = "mixture"
     schema = MIXTURE
 
-    def __init__(self, cfg: MixtureConfig, artifacts: dict[str, str]) -> None:
+    def __init__(self, cfg: MixtureConfig, artifacts: dict[str, str], inputs: Sequence[str] | None = None) -> None:
         self.cfg = cfg
-        self.plan_url = artifacts["mixture_plan"]
+        self.artifacts = {"mixture_plan": artifacts["mixture_plan"]}
+        self.inputs = None if inputs is None else tuple(inputs)
 
-    def plan(self) -> pa.Table:
-        return storage.read_artifact(self.plan_url, ("id", "n_tokens", "repeats"))
+    def for_inputs(self, inputs: Sequence[str]) -> MixtureStage:
+        return MixtureStage(self.cfg, self.artifacts, inputs)
 
     def process(self, table: pa.Table) -> ShardOutput:
-        plan = self.plan()
+        plan = plan_rows(self.artifacts, self.inputs)
         rows = pc.index_in(table.column("id"), value_set=plan.column("id"))
         if rows.null_count:
             missing = table.column("id").filter(pc.is_null(rows)).to_pylist()[:3]
@@ -85,8 +86,9 @@ def fit_map(input_url: str, cfg: PipelineConfig, shared: dict[str, str], partial
 
 
 def fit_stage(partials: list[str], cfg: PipelineConfig, shared: dict[str, str], artifact_dir: str) -> dict[str, str]:
-    """The repeat plan from the shards' token counts, over the training split only."""
-    return plan_mixture(read_counts(partials), cfg.mixture, shared["splits"], cfg.pack.frame_tokens, artifact_dir)
+    """The repeat plan from the shards' token counts (each partial named after its input shard), over the training
+    split only: two streaming passes over the counts, memory bounded whatever the corpus."""
+    return plan_mixture(partials, cfg.mixture, shared["splits"], cfg.pack.frame_tokens, artifact_dir)
 
 
 def build_stage(cfg: PipelineConfig, artifacts: dict[str, str]) -> MixtureStage:

@@ -31,6 +31,7 @@ import pyarrow.compute as pc
 from pretrain_core import storage
 from pretrain_core.config import PipelineConfig
 from pretrain_core.mixture.config import MixtureConfig
+from pretrain_core.mixture.plan import plan_rows
 from pretrain_core.pipeline import CorpusPipeline
 from pretrain_core.tokenize.config import TokenizerConfig
 from pretrain_eval.stage_quality.demo_corpus import demo_config, ingested_shards
@@ -93,7 +94,7 @@ def measure_setting(cfg: PipelineConfig, setting: Setting, inputs: list[str], wo
     )
     mixed = pipeline.run_stage("mixture")
     packed = pipeline.run_stage("tokenize")
-    plan = storage.read_parquet(mixed.artifacts["mixture_plan"])
+    plan = plan_rows(mixed.artifacts)
     frame = cfg.pack.frame_tokens
     realised = _token_shares([_training_copies(_data(mixed.outputs, ["id", "domain", "n_tokens"]), plan, frame)])
     train = _train_shares(_data(packed.outputs, ["domain", "split", "input_ids"]))

@@ -5,10 +5,12 @@ import pyarrow as pa
 import pytest
 
 from pretrain_core import storage
+from pretrain_core.mixture import plan as plan_module
 from pretrain_core.mixture.config import MixtureConfig
-from pretrain_core.mixture.plan import count_tokens, fit_mixture, plan_repeats
+from pretrain_core.mixture.plan import count_tokens, fit_mixture, plan_repeats, plan_rows
 from pretrain_core.tokenize.encode import load_tokenizer
 from pretrain_core.tokenize.splits import load_boundaries
+from tests.mixture.oracle import repeats_in_memory
 
 
 @pytest.fixture(scope="module")
@@ -122,7 +124,7 @@ def test_fit_plans_training_documents_as_the_packer_counts_them(
 ) -> None:
     """Held-out documents once; training documents cost their tokens plus BOS and EOS, and those shares hit."""
     artifacts = fit_mixture(quality_shards, MixtureConfig(), tokenizer_url, splits_url, 2, str(tmp_path))
-    plan = storage.read_parquet(artifacts["mixture_plan"])
+    plan = plan_rows(artifacts)
     ids, domains = plan.column("id").to_pylist(), plan.column("domain").to_pylist()
     assert plan.column("split").to_pylist() == load_boundaries(splits_url).split_of(ids, domains).tolist()
     split = np.asarray(plan.column("split").to_pylist())
@@ -144,13 +146,41 @@ def test_fit_writes_identical_artifacts_for_any_shard_layout(
     cfg = MixtureConfig(total_tokens=120_000)
     forward = fit_mixture(quality_shards, cfg, tokenizer_url, splits_url, 2, str(tmp_path / "forward"))
     backward = fit_mixture(quality_shards[::-1], cfg, tokenizer_url, splits_url, 2, str(tmp_path / "backward"))
-    for name in ("mixture_plan", "mixture_summary"):
-        assert storage.read_bytes(forward[name]) == storage.read_bytes(backward[name])
-    plan = storage.read_parquet(forward["mixture_plan"])
+    assert storage.read_bytes(forward["mixture_summary"]) == storage.read_bytes(backward["mixture_summary"])
+    plans = [storage.read_json(artifacts["mixture_plan"]) for artifacts in (forward, backward)]
+    assert plans[0]["domains"] == plans[1]["domains"]
+    assert plan_rows(forward).equals(plan_rows(backward))
+    plan = plan_rows(forward)
     assert plan.column_names == ["id", "domain", "n_tokens", "split", "repeats"]
     assert plan.column("id").to_pylist() == sorted(plan.column("id").to_pylist())
 
 
-def test_duplicate_ids_are_refused(quality_shards: list[str], tokenizer_url: str) -> None:
+def test_duplicate_ids_are_refused(quality_shards: list[str], tokenizer_url: str, tmp_path: Path) -> None:
+    """Within a shard (dedup has already refused ids repeated across shards)."""
+    twice = str(tmp_path / "twice.parquet")
+    table = storage.read_parquet(quality_shards[0])
+    storage.write_parquet(twice, pa.concat_tables([table, table.slice(0, 1)]))
     with pytest.raises(ValueError, match="not unique"):
-        count_tokens(quality_shards[:1] * 2, tokenizer_url, num_threads=1)
+        count_tokens([twice], tokenizer_url, num_threads=1)
+
+
+@pytest.mark.parametrize("window", [4096, 3])
+@pytest.mark.parametrize(
+    "cfg",
+    [MixtureConfig(), MixtureConfig(total_tokens=40_000, seed=5), MixtureConfig(total_tokens=150_000, seed=9)],
+    ids=["default", "subsampled", "upsampled"],
+)
+def test_streamed_plan_equals_the_plan_made_in_memory(
+    counted: pa.Table, cfg: MixtureConfig, window: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two streaming passes over ranges of the seeded order (more when a window of ranges is small) choose the
+    same copies as sorting every document in memory did: full epochs, the prefix that fits, then the later
+    documents that fill what is left."""
+    monkeypatch.setattr(plan_module, "_WINDOW_DOCUMENTS", window)
+    ids, domains = counted.column("id").to_pylist(), counted.column("domain").to_pylist()
+    tokens = counted.column("n_tokens").to_numpy()
+    train = np.arange(len(ids)) % 7 != 0
+    repeats, _ = plan_repeats(ids, domains, tokens, train, cfg)
+    expected = repeats_in_memory(ids, domains, tokens, train, cfg)
+    assert np.array_equal(repeats, expected)
+    assert (repeats[train] != repeats[train].max()).any()  # a fractional epoch was sampled

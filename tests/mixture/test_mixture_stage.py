@@ -7,7 +7,7 @@ import pytest
 
 from pretrain_core import storage
 from pretrain_core.mixture.config import MixtureConfig
-from pretrain_core.mixture.plan import fit_mixture
+from pretrain_core.mixture.plan import fit_mixture, plan_rows
 from pretrain_core.mixture.stage import NOT_SAMPLED, MixtureStage
 from pretrain_core.schema import MIXTURE
 from pretrain_core.stage import plan_shards, run_shard
@@ -22,7 +22,7 @@ def artifacts(
 
 
 def test_each_document_is_emitted_as_often_as_planned(quality_shards: list[str], artifacts: dict) -> None:
-    plan = storage.read_parquet(artifacts["mixture_plan"]).to_pylist()
+    plan = plan_rows(artifacts).to_pylist()
     repeats = {row["id"]: row["repeats"] for row in plan}
     n_tokens = {row["id"]: row["n_tokens"] for row in plan}
     stage = pickle.loads(pickle.dumps(MixtureStage(MixtureConfig(), artifacts)))  # shipped to workers
@@ -55,7 +55,7 @@ def test_shard_stats_add_up_to_the_plan(quality_shards: list[str], artifacts: di
     records = [
         run_shard(job, stage, expands_rows=True) for job in plan_shards("mixture", quality_shards, str(tmp_path), "h")
     ]
-    plan = storage.read_parquet(artifacts["mixture_plan"]).to_pylist()
+    plan = plan_rows(artifacts).to_pylist()
     for domain in ("general", "specialist", "code"):
         planned = sum(row["n_tokens"] * row["repeats"] for row in plan if row["domain"] == domain)
         assert sum(r.stats.get(f"tokens_{domain}", 0) for r in records) == planned
