@@ -103,6 +103,13 @@ class DedupConfig(StrictModel):
         "reduce job holds one part, so a part's share of the corpus must fit a worker's memory (about 1 kB per "
         "document). The clusters do not depend on it; the stage's outputs are the same for any value.",
     )
+    previous_index: str | None = Field(
+        default=None,
+        description="URL of an earlier build's dedup index (its fit directory's index.json, under "
+        "<root>/dedup/artifacts/fits/<hash>/): documents that duplicate a text of that build are dropped, their "
+        "dup_cluster naming the earlier document, whose signatures are reused, not recomputed. The earlier build "
+        "must key, shingle, sketch and partition texts the same way (checked). This build's index holds both.",
+    )
     full_pairs_limit: int = Field(
         default=64,
         ge=2,

@@ -73,7 +73,10 @@ KEYED = pa.schema(
 IDS = pa.schema([pa.field("id", pa.string(), nullable=False)])
 KEYS_FILE, IDS_FILE = "keys.parquet", "ids.parquet"  # in each shard's partial directory, a row group per part
 # A text's place in keep-preference order is (neg_length, best_id): its best document's negated length (0 when
-# the smallest id is preferred) and id. Ids are unique, so the order is total.
+# the smallest id is preferred) and id. Ids are unique, so the order is total. Texts of a previous build's index
+# (`dedup.previous_index`) have `EARLIER` subtracted, so they come first: what a corpus already holds is kept.
+EARLIER = 1 << 40
+INDEX_FORMAT = "pretrain-dedup-index-1"
 _ORDER = [pa.field("neg_length", pa.int64(), nullable=False), pa.field("best_id", pa.string(), nullable=False)]
 TEXTS = pa.schema(
     [
@@ -142,6 +145,7 @@ ROOTS = pa.schema(
         pa.field("root_key", pa.binary(), nullable=False),
         pa.field("root_id", pa.string(), nullable=False),
         pa.field("size", pa.int64(), nullable=False),
+        pa.field("root_earlier", pa.bool_(), nullable=False),  # the root is a text of the previous build's index
     ]
 )
 
@@ -279,13 +283,20 @@ class PartitionedReduce:
         summary["largest_cluster"] = max((s["largest_cluster"] for s in assembled), default=0)
         summary["bands"], summary["rows"] = self._bands_and_rows()
         summary["partitions"] = self.parts
+        summary["earlier_texts"] = sum(s.get("earlier_texts", 0) for s in self._stats("texts"))
+        summary["duplicates_of_earlier"] = sum(s.get("duplicates_of_earlier", 0) for s in assembled)
         index = {url: self._url("clusters", shard) for shard, url in enumerate(inputs)}
         urls = {
             "clusters": storage.join(self.artifact_dir, "clusters.json"),
             "summary": storage.join(self.artifact_dir, "summary.json"),
+            "index": storage.join(self.artifact_dir, "index.json"),
         }
         storage.write_json(urls["clusters"], index)
         storage.write_json(urls["summary"], summary)
+        texts = [self._url("texts", part) for part in range(self.parts)]
+        storage.write_json(
+            urls["index"], {"format": INDEX_FORMAT, "settings": index_settings(self.cfg), "texts": texts}
+        )
         return urls
 
     def _bands_and_rows(self) -> tuple[int, int]:
@@ -324,19 +335,25 @@ class PartitionedReduce:
         neg_length = -lengths if self.cfg.representative == "longest" else np.zeros_like(lengths)
         keys = docs.column("key").to_pylist()
         doc_ids = docs.column("id").to_pylist()
-        first: dict[bytes, int] = {}  # key -> row of its first occurrence (input order)
+        earlier = self._earlier_texts(part)
+        known = {key: row for row, key in enumerate(earlier.column("key").to_pylist())}
+        first: dict[bytes, int] = {}  # key -> row of its first occurrence (input order), for texts new here
         best: dict[bytes, int] = {}  # key -> row of its best document
         counts: dict[bytes, int] = {}
+        again = np.zeros(earlier.num_rows, dtype=np.int64)  # documents here of each earlier text
         for row, key in enumerate(keys):
-            if key not in first:
+            if key in known:
+                again[known[key]] += 1
+            elif key not in first:
                 first[key] = best[key] = row
                 counts[key] = 0
             elif (neg_length[row], doc_ids[row]) < (neg_length[best[key]], doc_ids[best[key]]):
                 best[key] = row
-            counts[key] += 1
+            if key not in known:
+                counts[key] += 1
         first_rows = pa.array(list(first.values()), pa.int64())
         best_rows = list(best.values())
-        texts = pa.table(
+        new = pa.table(
             {
                 "key": docs.column("key").take(first_rows),
                 "group": docs.column("group").take(first_rows),
@@ -349,13 +366,32 @@ class PartitionedReduce:
             },
             schema=TEXTS,
         )
+        earlier = earlier.set_column(
+            earlier.schema.get_field_index("docs"), "docs", pc.add(earlier.column("docs"), pa.array(again))
+        )
+        texts = pa.concat_tables([earlier.cast(TEXTS), new])
         storage.write_parquet(self._url("texts", part), texts)
         out = pa.table([docs.column("id"), docs.column("key"), pa.array(shard_of, pa.int32())], schema=DOCS)
         storage.write_parquet(self._url("docs", part), out)
         if self.cfg.method != "none":
             bands = self._band_rows(texts)
             self._send("bands", part, bands, part_of(_band_bytes(bands), self.parts))
-        return {"documents": docs.num_rows, "distinct_texts": texts.num_rows}
+        return {
+            "documents": docs.num_rows,
+            "distinct_texts": new.num_rows,
+            "earlier_texts": earlier.num_rows,
+            "earlier_texts_seen_again": int(np.count_nonzero(again)),
+        }
+
+    def _earlier_texts(self, part: int) -> pa.Table:
+        """Part ``part`` of the previous build's texts (`dedup.previous_index`), ranked before every text of this
+        build; empty without one."""
+        if self.cfg.previous_index is None:
+            return TEXTS.empty_table()
+        index = read_index(self.cfg.previous_index, self.cfg)
+        earlier = storage.read_parquet(index["texts"][part]).cast(TEXTS)
+        shifted = pc.subtract(earlier.column("neg_length"), pa.scalar(EARLIER, pa.int64()))
+        return earlier.set_column(earlier.schema.get_field_index("neg_length"), "neg_length", shifted).cast(TEXTS)
 
     def _band_rows(self, texts: pa.Table) -> pa.Table:
         """One row per sketched text and band, bands after each other: the band's value as bytes, compared whole
@@ -404,6 +440,9 @@ class PartitionedReduce:
         a = bands.select(["key", "neg_length", "best_id"]).take(left)
         b = bands.select(["key", "neg_length", "best_id"]).take(right)
         pairs = pa.table(list(a.columns) + list(b.columns), schema=PAIRS)
+        if self.cfg.previous_index is not None:  # two earlier texts were compared when their build ran
+            newer = pc.greater(pairs.column("b_neg_length"), pa.scalar(-EARLIER // 2, pa.int64()))
+            pairs = pairs.filter(newer)
         self._send("pairs", job.index, pairs, part_of(pairs.column("a_key").to_pylist(), self.parts))
         return {"bucket_pairs": pairs.num_rows}
 
@@ -510,6 +549,7 @@ class PartitionedReduce:
         )
         members = members.take(order)
         keys, ids = members.column("key").to_pylist(), members.column("best_id").to_pylist()
+        earlier = (members.column("neg_length").to_numpy() < -EARLIER // 2).tolist()
         docs = members.column("docs").to_numpy()
         sets = _numpy_lists(members.column("shingles"))
         sketches = members.column("sketch").to_pylist()
@@ -532,6 +572,7 @@ class PartitionedReduce:
                 out["root_key"].append(keys[lo + root])
                 out["root_id"].append(ids[lo + root])
                 out["size"].append(int(sizes[root]))
+                out["root_earlier"].append(earlier[lo + root])
         roots_table = pa.table(out, schema=ROOTS)
         self._send("roots", job.index, roots_table, part_of(out["key"], self.parts))
         return {"guard_splits": splits, "below_threshold": below}
@@ -551,19 +592,23 @@ class PartitionedReduce:
     def _assemble(self, job: ReduceJob) -> dict[str, Any]:
         part = job.index
         docs = storage.read_parquet(self._url("docs", part)).cast(DOCS)
-        where, texts = self._texts_by_key(part, ["best_id", "docs"])
+        where, texts = self._texts_by_key(part, ["best_id", "docs", "neg_length"])
         roots = self._read_parts("roots", part, ROOTS) if self.cfg.method != "none" else ROOTS.empty_table()
         root_of = {k: r for r, k in enumerate(roots.column("key").to_pylist())}
         best_ids, text_docs = texts.column("best_id").to_pylist(), texts.column("docs").to_pylist()
         root_keys, root_ids, sizes = (roots.column(c).to_pylist() for c in ("root_key", "root_id", "size"))
         ids, keys = docs.column("id").to_pylist(), docs.column("key").to_pylist()
         representative, size, reason = [], [], []
+        text_earlier = (texts.column("neg_length").to_numpy() < -EARLIER // 2).tolist()
+        root_earlier = roots.column("root_earlier").to_pylist()
+        of_earlier = 0  # documents dropped as duplicates of an earlier build's text
         for doc_id, key in zip(ids, keys, strict=True):
             r = root_of.get(key)
             if r is None:
-                rep, n, same = best_ids[where[key]], text_docs[where[key]], True
+                rep, n, same, earlier = best_ids[where[key]], text_docs[where[key]], True, text_earlier[where[key]]
             else:
-                rep, n, same = root_ids[r], sizes[r], key == root_keys[r]
+                rep, n, same, earlier = root_ids[r], sizes[r], key == root_keys[r], root_earlier[r]
+            of_earlier += int(earlier and doc_id != rep)
             representative.append(rep)
             size.append(n)
             reason.append(None if doc_id == rep else EXACT_DUPLICATE if same else NEAR_DUPLICATE)
@@ -578,12 +623,37 @@ class PartitionedReduce:
             "near_duplicates": int((~kept & ~is_exact).sum()),
             "clusters": int((kept & (size_array > 1)).sum()),
             "largest_cluster": int(size_array.max(initial=0)),
+            "duplicates_of_earlier": of_earlier,
         }
 
     def _by_shard(self, job: ReduceJob) -> dict[str, Any]:
         table = self._read_parts("assembled", job.index, CLUSTERS).sort_by("id")
         storage.write_parquet(self._url("clusters", job.index), table)
         return {"documents": table.num_rows}
+
+
+def index_settings(cfg: DedupConfig) -> dict[str, Any]:
+    """The settings a previous build's index must share with this one: how texts are keyed, shingled, sketched and
+    split into parts (the threshold, guard and representative rule may differ)."""
+    names = ("exact", "scope", "ignore", "method", "shingle", "word_ngram", "char_ngram", "min_unspaced_share",
+             "num_perm", "seed", "simhash_bits", "verify_with", "partitions")  # fmt: skip
+    return cfg.model_dump(mode="json", include=set(names))
+
+
+def read_index(url: str, cfg: DedupConfig) -> dict[str, Any]:
+    """A previous build's dedup index (its fit's ``index.json``), checked against this build's settings."""
+    if not storage.exists(url):
+        raise ValueError(f"dedup.previous_index: no index at {url} (a dedup fit directory's index.json)")
+    index: dict[str, Any] = storage.read_json(url)
+    if index.get("format") != INDEX_FORMAT:
+        raise ValueError(f"dedup.previous_index: {url} is not a {INDEX_FORMAT} file")
+    differing = sorted(k for k, v in index_settings(cfg).items() if index["settings"].get(k) != v)
+    if differing:
+        raise ValueError(
+            f"dedup.previous_index: {url} was built with other {', '.join(differing)}; an index can only be matched "
+            "by a build that keys, shingles, sketches and partitions texts the same way"
+        )
+    return index
 
 
 def _run_starts(table: pa.Table, columns: list[str]) -> np.ndarray:

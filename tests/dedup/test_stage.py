@@ -61,7 +61,7 @@ def test_stage_keeps_one_document_per_cluster_and_counts_add_up(
 ) -> None:
     urls = write_clean_shards(corpus, shards=3)
     artifacts = fit_dedup(urls, DedupConfig(), str(tmp_path / "artifacts"))
-    assert set(artifacts) == {"clusters", "summary"}
+    assert set(artifacts) == {"clusters", "summary", "index"}
     stage = DedupStage(DedupConfig(), artifacts)
     jobs = plan_shards("dedup", urls, str(tmp_path / "dedup"), "h")
     records = [run_shard(job, stage) for job in jobs]
