@@ -275,20 +275,53 @@ class _Profiles:
 
     def ngram_rows(self, text: str) -> list[int]:
         """Rows of the 1- to 3-grams of ``text`` that the profiles know, by langdetect's rules (its character
-        normalisation, word boundaries, and no n-grams inside all-capital words)."""
-        text = NGram.normalize_vi(_EMAIL.sub(" ", _URL.sub(" ", text)))
-        ngram = NGram()
+        normalisation, word boundaries, and no n-grams inside all-capital words), in the order its `NGram` makes
+        them, so scores sum the same floats. langdetect's n-grams never span a space, so each word's are worked
+        out once (`_word_rows`): running text repeats its words."""
+        text = NGram.normalize_vi(_EMAIL.sub(" ", _URL.sub(" ", text))).translate(_NORMALIZED)
+        words = text.split(" ")
         found: list[int] = []
-        for char in text:
-            ngram.add_char(char)
-            if ngram.capitalword:
-                continue
-            for n in (1, 2, 3):
-                gram = ngram.get(n)
-                row = self.rows.get(gram) if gram else None
-                if row is not None:
-                    found.append(row)
+        last = len(words) - 1
+        for index, word in enumerate(words):
+            if word:
+                found += _word_rows(word, index < last)
         return found
+
+
+class _Normalization(dict[int, str]):
+    """langdetect's per-character normalisation (`NGram.normalize`) as a `str.translate` table, filled as
+    characters are first seen."""
+
+    def __missing__(self, code: int) -> str:
+        value: str = NGram.normalize(chr(code))
+        self[code] = value
+        return value
+
+
+_NORMALIZED = _Normalization()
+
+
+@functools.lru_cache(maxsize=1 << 17)
+def _word_rows(word: str, spaced: bool) -> tuple[int, ...]:
+    """The profile rows of one normalised word's n-grams, as langdetect's `NGram` emits them from the space before
+    it to the space after it (``spaced``; the text's last word has none): at each character the 1-gram (not a
+    space), then the 2- and 3-gram ending there, none while two capitals in a row (an acronym)."""
+    rows = _profiles().rows
+    grams = " " + word + (" " if spaced else "")
+    found: list[int] = []
+    for end in range(1, len(grams)):
+        char = grams[end]
+        if char.isupper() and grams[end - 1].isupper():
+            continue
+        for gram in (
+            char if char != " " else None,
+            grams[end - 1 : end + 1],
+            grams[end - 2 : end + 1] if end > 1 else None,
+        ):
+            row = rows.get(gram) if gram else None
+            if row is not None:
+                found.append(row)
+    return tuple(found)
 
 
 @functools.cache
