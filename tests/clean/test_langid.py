@@ -118,3 +118,34 @@ def test_same_answer_in_fresh_processes(udhr: dict[str, str], licence: Callable[
         answers.add(out.strip())
     in_process = json.dumps([[g.lang, g.score] for g in (detect_language(t, CFG) for t in reversed(samples))][::-1])
     assert answers == {in_process}
+
+
+def _rows_as_langdetect_makes_them(text: str) -> list[int]:
+    """langdetect's own character-by-character n-gram loop, as the stage ran it before it worked per word."""
+    from langdetect.utils.ngram import NGram
+
+    from pretrain_core.clean.langid import _EMAIL, _URL, _profiles
+
+    rows, ngram, found = _profiles().rows, NGram(), []
+    for char in NGram.normalize_vi(_EMAIL.sub(" ", _URL.sub(" ", text))):
+        ngram.add_char(char)
+        if not ngram.capitalword:
+            found += [rows[g] for g in (ngram.get(1), ngram.get(2), ngram.get(3)) if g and g in rows]
+    return found
+
+
+def test_ngram_rows_are_langdetects_in_its_order(udhr: dict[str, str], cjk_text: Callable[[str], str]) -> None:
+    """Same rows in the same order (scores sum the same floats): the declaration of human rights in every
+    language we ship it in, CJK prose, and random strings of capitals, spaces, kana, ideographs, punctuation and
+    Romanian letters."""
+    import random
+
+    from pretrain_core.clean.langid import _profiles
+
+    rng = random.Random(0)
+    alphabet = "aB É\u3042\u30a2\u4e00 .,\nZZ-\u0219\u1ea1"
+    samples = [t[:2000] for t in udhr.values()] + [cjk_text(codec)[:2000] for codec in ("gb2312", "euc_jp")]
+    samples += ["", " ", "NATO and the USA.  x", "a", "a ", " a", "İstanbul"]
+    samples += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(300)]
+    for text in samples:
+        assert _profiles().ngram_rows(text) == _rows_as_langdetect_makes_them(text), repr(text[:60])
