@@ -284,7 +284,8 @@ class _Profiles:
         last = len(words) - 1
         for index, word in enumerate(words):
             if word:
-                found += _word_rows(word, index < last)
+                spaced = index < last
+                found += _short_word_rows(word, spaced) if len(word) <= _CACHED_WORD_CHARS else _word_rows(word, spaced)
         return found
 
 
@@ -301,7 +302,16 @@ class _Normalization(dict[int, str]):
 _NORMALIZED = _Normalization()
 
 
+# Words up to this long have their rows cached (a bounded cache: at most ~130k entries of a few dozen rows); longer
+# runs without a space (identifiers, blobs) are rare, rarely repeat, and would make entries large.
+_CACHED_WORD_CHARS = 24
+
+
 @functools.lru_cache(maxsize=1 << 17)
+def _short_word_rows(word: str, spaced: bool) -> tuple[int, ...]:
+    return _word_rows(word, spaced)
+
+
 def _word_rows(word: str, spaced: bool) -> tuple[int, ...]:
     """The profile rows of one normalised word's n-grams, as langdetect's `NGram` emits them from the space before
     it to the space after it (``spaced``; the text's last word has none): at each character the 1-gram (not a
