@@ -63,3 +63,22 @@ def test_an_artifact_is_read_once_per_process_until_it_is_rewritten(tmp_path: Pa
     assert storage.read_artifact(url, ("id",)) is first and first.column_names == ["id"]
     storage.write_parquet(url, pa.table({"id": ["a", "b", "c"], "repeats": [1, 2, 0]}))  # refitted
     assert storage.read_artifact(url, ("id",)).num_rows == 3
+
+
+@pytest.mark.parametrize("scheme", ["file", "s3"])
+def test_parts_file_reads_each_part_alone(tmp_path: Path, scheme: str, request: pytest.FixtureRequest) -> None:
+    """A shuffle file: row group i is part i, empty parts included, each read back by itself (on S3 too)."""
+    parts = [_table().slice(0, 0), _table(), _table().slice(1, 1), _table().slice(0, 0)]
+    if scheme == "s3":
+        storage.set_storage_options("s3", client_kwargs={"endpoint_url": request.getfixturevalue("s3_endpoint")})
+        url = "s3://pretrain-test/shuffle/bands/00003.parquet"
+    else:
+        url = str(tmp_path / "bands" / "00003.parquet")
+    try:
+        storage.write_parquet_parts(url, parts)
+        for index, part in enumerate(parts):
+            assert storage.read_parquet_part(url, index).equals(part), index
+        with pytest.raises(Exception, match="num_row_groups"):
+            storage.read_parquet_part(url, len(parts))
+    finally:
+        storage.set_storage_options("s3")
