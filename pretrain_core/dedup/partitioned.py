@@ -192,10 +192,10 @@ class PartitionedReduce:
     def parts(self) -> int:
         return self.cfg.partitions
 
-    def _url(self, *parts: str | int) -> str:
-        names = [f"{p:05d}.parquet" if isinstance(p, int) and i == len(parts) - 1 else str(p) for i, p in
-                 enumerate(parts)]  # fmt: skip
-        return storage.join(self.artifact_dir, "reduce", *names)
+    def _url(self, table: str, *path: int) -> str:
+        """``reduce/<table>/[<sender>/]<part or shard>.parquet``."""
+        *folders, last = path
+        return storage.join(self.artifact_dir, "reduce", table, *map(str, folders), f"{last:05d}.parquet")
 
     def _marker(self, job: ReduceJob) -> str:
         return storage.join(self.artifact_dir, "reduce", "_jobs", job.round, f"{job.index:05d}.json")
