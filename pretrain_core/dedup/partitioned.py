@@ -24,6 +24,11 @@ processes, Dask workers, Prefect tasks) and resume job by job: a job's marker, w
 
 The result equals what one process clustering the whole corpus gives (tests compare): the same buckets, pairs,
 components (each led by its best-ranked text) and guard, whatever the number of parts.
+
+With `dedup.previous_index`, the ``texts`` round also reads the same part of an earlier build's texts (sketches
+and shingle sets as that build stored them), ranked before every text of this build, so what duplicates them is
+dropped naming the earlier document; pairs of two earlier texts are not compared again. ``finish`` writes this
+build's index (``index.json``: its texts, which include the earlier ones, and the settings they were made with).
 """
 
 from __future__ import annotations
