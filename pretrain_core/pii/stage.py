@@ -145,7 +145,7 @@ class PiiStage:
             .append_column(contract.PII_FIELDS[0], pa.array(counts, pa.int32()))
             .append_column(contract.PII_FIELDS[1], pa.array(kinds, pa.list_(pa.string())))
         )
-        keep = pa.array([reason is None for reason in reasons])
+        keep = pa.array([reason is None for reason in reasons], pa.bool_())
         dropped = annotated.filter(pc.invert(keep))
         dropped = dropped.append_column(contract.DROP_REASON, pa.array([r for r in reasons if r], pa.string()))
         return ShardOutput(annotated.filter(keep), dropped, {k: float(v) for k, v in sorted(stats.items())})

@@ -189,3 +189,10 @@ def test_documents_without_a_language_get_one_so_names_are_still_found(pii_confi
 def test_prose_in_a_language_the_tagger_lacks_is_counted(pii_config: PiiConfig) -> None:
     table = dedup_table([("Ayer, Juan García dijo que el plan estaba listo.", "general", None, "es")])
     assert PiiStage(pii_config).process(table).stats["pii_tagger_not_run"] == 1
+
+
+def test_an_empty_shard_gives_empty_outputs(pii_config: PiiConfig, shard: pa.Table) -> None:
+    """A shard dedup emptied (every document a duplicate) is processed, not an error: found at 1 GB of text."""
+    output = PiiStage(pii_config).process(shard.slice(0, 0))
+    assert output.kept.num_rows == output.dropped.num_rows == 0
+    assert output.kept.schema.names == schema.PII.names
