@@ -121,9 +121,14 @@ def _pair_fields(side: str) -> list[pa.Field]:
 
 
 PAIRS = pa.schema(_pair_fields("a") + _pair_fields("b"))  # a ranks better than b
-HALF = pa.schema(
-    [*PAIRS, pa.field("a_sketch", pa.binary(), nullable=True), pa.field("a_shingles", pa.list_(pa.uint64()))]
+LEFTS = pa.schema(  # a left text's sketch, sent to a part where its pairs are verified
+    [
+        pa.field("key", pa.binary(), nullable=False),
+        pa.field("sketch", pa.binary(), nullable=True),
+        pa.field("shingles", pa.list_(pa.uint64()), nullable=True),
+    ]
 )
+_PAIR_CHUNK = 65_536  # pairs whose sketches are compared in one numpy step
 EDGES = pa.schema(_pair_fields("src") + _pair_fields("dst"))
 LABELS = pa.schema(
     [
@@ -456,48 +461,59 @@ class PartitionedReduce:
         return {key: row for row, key in enumerate(texts.column("key").to_pylist())}, texts
 
     def _verify_left(self, job: ReduceJob) -> dict[str, Any]:
-        pairs = self._read_parts("pairs", job.index, PAIRS)
-        pairs = _unique_pairs(pairs)
+        """Each unique pair goes to its right text's part, and each left text's sketch once to every part its
+        pairs go to (not once per pair: a family of near-copies pairs every member with dozens of others)."""
+        pairs = _unique_pairs(self._read_parts("pairs", job.index, PAIRS))
+        destination = part_of(pairs.column("b_key").to_pylist(), self.parts)
+        self._send("half", job.index, pairs, destination)
         where, texts = self._texts_by_key(job.index, ["sketch", "shingles"])
-        rows = pa.array([where[k] for k in pairs.column("a_key").to_pylist()], pa.int64())
-        half = pa.table(
-            [*pairs.columns, texts.column("sketch").take(rows), texts.column("shingles").take(rows)], schema=HALF
+        sent = sorted(
+            {
+                (where[key], part)
+                for key, part in zip(pairs.column("a_key").to_pylist(), destination.tolist(), strict=True)
+            }
         )
-        self._send("half", job.index, half, part_of(pairs.column("b_key").to_pylist(), self.parts))
+        rows = pa.array([row for row, _ in sent], pa.int64())
+        lefts = pa.table([texts.column(c).take(rows) for c in ("key", "sketch", "shingles")], schema=LEFTS)
+        self._send("lefts", job.index, lefts, np.array([part for _, part in sent], dtype=np.int64))
         return {"candidate_pairs": pairs.num_rows}
 
     def _verify_right(self, job: ReduceJob) -> dict[str, Any]:
-        half = self._read_parts("half", job.index, HALF)
-        if self.cfg.verify_candidates and half.num_rows:
+        pairs = self._read_parts("half", job.index, PAIRS)
+        if self.cfg.verify_candidates and pairs.num_rows:
+            lefts = self._read_parts("lefts", job.index, LEFTS)
+            left_row = {key: row for row, key in enumerate(lefts.column("key").to_pylist())}
             where, texts = self._texts_by_key(job.index, ["sketch", "shingles"])
-            rows = pa.array([where[k] for k in half.column("b_key").to_pylist()], pa.int64())
-            similarity = self._pair_similarity(
-                half.column("a_sketch"), texts.column("sketch").take(rows),
-                half.column("a_shingles"), texts.column("shingles").take(rows),
-            )  # fmt: skip
-            half = half.filter(pa.array(similarity >= self.cfg.similarity_threshold))
-        forward = half.select(PAIRS.names).rename_columns(EDGES.names)
-        backward = half.select([n.replace("a_", "x_").replace("b_", "a_").replace("x_", "b_") for n in PAIRS.names])
+            a = np.array([left_row[k] for k in pairs.column("a_key").to_pylist()], dtype=np.int64)
+            b = np.array([where[k] for k in pairs.column("b_key").to_pylist()], dtype=np.int64)
+            similarity = self._pair_similarity(lefts, a, texts, b)
+            pairs = pairs.filter(pa.array(similarity >= self.cfg.similarity_threshold))
+        forward = pairs.rename_columns(EDGES.names)
+        backward = pairs.select([n.replace("a_", "x_").replace("b_", "a_").replace("x_", "b_") for n in PAIRS.names])
         edges = pa.concat_tables([forward, backward.rename_columns(EDGES.names)])
         self._send("edges", job.index, edges, part_of(edges.column("src_key").to_pylist(), self.parts))
-        return {"verified_pairs": half.num_rows}
+        return {"verified_pairs": pairs.num_rows}
 
-    def _pair_similarity(
-        self, a_sketch: pa.ChunkedArray, b_sketch: pa.ChunkedArray, a_sets: pa.ChunkedArray, b_sets: pa.ChunkedArray
-    ) -> np.ndarray:
-        """Each pair's similarity by `verify_with`: exact Jaccard of the shingle sets, or the sketch's estimate."""
+    def _pair_similarity(self, lefts: pa.Table, a: np.ndarray, rights: pa.Table, b: np.ndarray) -> np.ndarray:
+        """Similarity of each pair (row ``a[i]`` of ``lefts``, row ``b[i]`` of ``rights``) by `verify_with`: exact
+        Jaccard of the shingle sets, or the sketch's estimate; no sketch is copied per pair."""
         if self.cfg.verify_with == "jaccard":
+            left_sets, right_sets = _numpy_lists(lefts.column("shingles")), _numpy_lists(rights.column("shingles"))
             return np.array(
-                [_jaccard(a, b) for a, b in zip(_numpy_lists(a_sets), _numpy_lists(b_sets), strict=True)],
-                dtype=np.float64,
+                [_jaccard(left_sets[i], right_sets[j]) for i, j in zip(a.tolist(), b.tolist(), strict=True)]
             )
         dtype = np.uint32 if self.cfg.method == "minhash" else np.uint64
-        a = np.frombuffer(b"".join(a_sketch.to_pylist()), dtype=dtype).reshape(len(a_sketch), -1)
-        b = np.frombuffer(b"".join(b_sketch.to_pylist()), dtype=dtype).reshape(len(b_sketch), -1)
-        if self.cfg.method == "minhash":
-            return np.asarray((a == b).mean(axis=1), dtype=np.float64)
-        distance = np.bitwise_count(np.bitwise_xor(a[:, 0], b[:, 0]))
-        return 1.0 - distance.astype(np.float64) / self.cfg.simhash_bits
+        left = np.frombuffer(b"".join(lefts.column("sketch").to_pylist()), dtype=dtype).reshape(lefts.num_rows, -1)
+        right = np.frombuffer(b"".join(rights.column("sketch").to_pylist()), dtype=dtype).reshape(rights.num_rows, -1)
+        out = np.empty(len(a), dtype=np.float64)
+        for lo in range(0, len(a), _PAIR_CHUNK):
+            i, j = a[lo : lo + _PAIR_CHUNK], b[lo : lo + _PAIR_CHUNK]
+            if self.cfg.method == "minhash":
+                out[lo : lo + len(i)] = (left[i] == right[j]).mean(axis=1)
+            else:
+                distance = np.bitwise_count(np.bitwise_xor(left[i, 0], right[j, 0]))
+                out[lo : lo + len(i)] = 1.0 - distance.astype(np.float64) / self.cfg.simhash_bits
+        return out
 
     def _labels(self, number: int, part: int) -> pa.Table:
         """Labels after ``number`` propagation rounds; round 0 starts from each text's best neighbour or itself."""
