@@ -7,7 +7,7 @@ from paragraphs of real documents at sentence or word boundaries:
 
 - the demo corpus (pretrain_core/data/demo: Bible chapters, the Jargon File, Python docs, Chinese fortunes, the Debian
   handbook, FAQ and manual pages in en, de, fr, es, ru, zh, ja), taken first;
-- translated manual pages installed on this machine, up to 150 a language in SHA-1 rank order (the only source for
+- translated manual pages shipped rendered in data/reference/manpages-l10n (the only source for
   it, pt, nl and most of ko; more pages for de, fr, ja, ru, zh), rendered with groff like the demo corpus's pages
   but without hyphenation;
 - the Korean texts of data/reference/cjkencodings.
@@ -33,7 +33,6 @@ import hashlib
 import io
 import json
 import re
-import subprocess
 import sys
 import unicodedata
 from collections import Counter, defaultdict
@@ -56,21 +55,9 @@ REFERENCE = REPO_ROOT / "data" / "reference"
 DEFAULT_OUT = REPO_ROOT / "data" / "labelled" / "langid"
 SET_FILE = "snippets.jsonl"
 SEED = "pretrain-langid-v1"
-SYSTEM_MAN = Path("/usr/share/man")
-SYSTEM_MAN_PAGES = 150  # per language, in rank order: enough to fill the buckets, quick to render
-# directory -> label; pages the demo corpus already holds are skipped
-SYSTEM_MAN_LANGUAGES = {
-    "de": "de",
-    "es": "es",
-    "fr": "fr",
-    "it": "it",
-    "ja": "ja",
-    "ko": "ko",
-    "nl": "nl",
-    "pt": "pt",
-    "ru": "ru",
-    "zh_CN": "zh",
-}
+# Translated manual pages (Debian 12's manpages-l10n and others), rendered once like the demo corpus's and shipped,
+# so the set is rebuilt from the repository alone (data/reference/manpages-l10n/README.md).
+RENDERED_MANPAGES = REFERENCE / "manpages-l10n" / "rendered.jsonl.gz"
 
 # (name, lowest length, highest length), inclusive; the evaluator reads the bucket of each snippet.
 BUCKETS = (("20-50", 20, 49), ("50-200", 50, 199), ("200+", 200, 1000))
@@ -99,8 +86,6 @@ CJK_PAUSE = re.compile(r"[，、；：,;:]")
 OPTION = re.compile(r"-+\w")  # a command-line option such as -l or --verbose
 MARKUP = re.compile(r"[/\\=<>{}\[\]_@|`*#$%^~]|--|\.\w|::|\w\(\)")
 SOFT_HYPHEN_BREAK = "\u2010"  # groff's hyphen at a line break
-ANSI_ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
-BACKSPACE_OVERSTRIKE = re.compile(r".\x08")
 
 
 @dataclass(frozen=True)
@@ -169,35 +154,12 @@ def faq_documents() -> Iterator[Document]:
             yield Document(True, "debian_faq_web", url, _base_language(match.group(1)), text)
 
 
-def system_manpages() -> Iterator[Document]:
-    """Translated manual pages installed here, rendered like the demo corpus's (left-adjusted, 78 columns)."""
-    in_demo = {
-        p.relative_to(DEMO / "text" / "manpages").as_posix() for p in (DEMO / "text" / "manpages").rglob("*.txt")
-    }
-    for lang_dir, lang in sorted(SYSTEM_MAN_LANGUAGES.items()):
-        taken = 0
-        for path in sorted((SYSTEM_MAN / lang_dir).glob("man[1-8]/*.gz"), key=lambda p: rank(str(p))):
-            page = f"{lang_dir}/{path.parent.name}/{path.name.removesuffix('.gz')}.txt"
-            if path.is_symlink() or page in in_demo:
-                continue
-            source = gzip.decompress(path.read_bytes())
-            if source.lstrip().startswith(b".so "):
-                continue  # a redirect to another page
-            if taken == SYSTEM_MAN_PAGES:
-                break
-            taken += 1
-            yield Document(False, f"man_{lang}", str(path), lang, render_manpage(source))
-
-
-def render_manpage(source: bytes) -> str:
-    result = subprocess.run(
-        ["groff", "-k", "-Tutf8", "-mandoc", "-rLL=78n", "-rcR=1", "-rHY=0", "-P-cbou"],
-        input=b".ad l\n.nh\n" + source,
-        check=True,
-        capture_output=True,
-    )
-    text = BACKSPACE_OVERSTRIKE.sub("", result.stdout.decode("utf-8", errors="replace"))
-    return ANSI_ESCAPE.sub("", text)
+def shipped_manpages() -> Iterator[Document]:
+    """Translated manual pages the repository ships rendered (left-adjusted, 78 columns, as the demo corpus's)."""
+    with gzip.open(RENDERED_MANPAGES, "rt", encoding="utf-8") as handle:
+        for line in handle:
+            record = json.loads(line)
+            yield Document(False, record["source"], record["origin"], record["lang"], record["text"])
 
 
 def korean_reference() -> Iterator[Document]:
@@ -406,7 +368,7 @@ def select(pool: list[Snippet], wanted: int) -> list[Snippet]:
 
 
 def build(out: Path) -> None:
-    documents = [*demo_documents(), *system_manpages(), *korean_reference()]
+    documents = [*demo_documents(), *shipped_manpages(), *korean_reference()]
     pools = candidates(documents)
     rows = []
     for lang in sorted({lang for lang, _ in pools}):
@@ -466,7 +428,7 @@ script's docstring explains the method. In short: paragraphs of real documents, 
 language (function words for Latin and Cyrillic languages, script letters for zh, ja and ko: translations are often
 partial) and not contradicted by the snippet itself, cut from a sentence start to a sentence end or word boundary
 at a length drawn by a keyed SHA-1, kept only when they read as prose; at most {per_document} snippets per document
-and bucket. Shipped text (the demo corpus, data/reference) is taken first, manual pages installed here fill up.
+and bucket. Shipped text (the demo corpus, data/reference) is taken first, the shipped rendered manual pages fill up.
 
 {table}
 
@@ -476,7 +438,7 @@ and bucket. Shipped text (the demo corpus, data/reference) is taken first, manua
   domain), the Jargon File (public domain), Python 3.11 documentation (PSF-2.0), Chinese fortunes (GPL-3+, classical
   texts public domain), The Debian Administrator's Handbook (GPL-2+ or CC-BY-SA-3.0), the Debian FAQ (GPL-2+),
   manual pages (GPL-2+, GPL-3+, GFDL-1.2+, BSD, MIT and the Linux man-pages licence, per page).
-- Manual pages installed on Debian 12 (`/usr/share/man/<lang>`, up to 150 pages a language), rendered with
+- Manual pages of Debian 12's translations, up to 150 a language (data/reference/manpages-l10n), rendered with
   `groff -k -Tutf8 -mandoc -rLL=78n -rcR=1 -rHY=0 -P-cbou` after `.ad l`/`.nh`: the translations of manpages-de,
   manpages-fr, manpages-ru, manpages-es (GPL-3+), manpages-ja (the original pages' licences), manpages-zh
   (GFDL-1.2+/GPL-2+), and those shipped by dpkg, dpkg-dev, apt, man-db, adduser, debianutils, fakeroot, psmisc,
