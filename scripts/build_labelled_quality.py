@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 r"""Build the labelled quality set in data/labelled/quality/, and the quality stage's shipped default reference in
-pretrain_core/data/quality_reference/, from real text on this machine and in the repo.
+pretrain_core/data/quality_reference/, from real text the repository ships: installed Debian files recorded once into
+data/reference/quality-sources/sources.tar.xz (scripts/source_snapshot.py), the demo corpus and data/reference.
 
 The set measures whether the pipeline's quality judgement (clean-stage rules, then the perplexity stage) puts real
 text above realistic low-quality text. Every item is made from real text:
@@ -29,8 +30,9 @@ rebuilds into a temporary directory and compares.
 
     python scripts/build_labelled_quality.py            # writes data/labelled/quality/ and the shipped reference
     python scripts/build_labelled_quality.py --check    # rebuilds elsewhere and compares bytes
+    python scripts/build_labelled_quality.py --record-sources  # reads the installed packages, records the archive
 
-Debian packages read (besides the repo's pretrain_core/data/demo and data/reference): debian-handbook,
+Debian packages recorded (besides the repo's pretrain_core/data/demo and data/reference): debian-handbook,
 debian-faq{,-de,-fr,-ja,-ru,-zh-cn}, libpython3.11-stdlib,
 libpython3.11-testsuite, python3-protobuf, libc6-dev and other -dev headers, zlib1g-dev, vim-runtime,
 libstemmer0d, nodejs/npm (for npm's JavaScript), apt, dpkg and the locales' gettext catalogues (apt, dpkg,
@@ -59,6 +61,7 @@ from pathlib import Path
 
 import ftfy
 from rebuild import build_or_check, gzip_jsonl  # scripts/rebuild.py: scripts/ is on sys.path when run
+from source_snapshot import SourceSnapshot
 
 REPO = Path(__file__).resolve().parent.parent
 LABELLED_DIR = Path("data/labelled/quality")  # the eval items and README, relative to --out (the repository)
@@ -87,9 +90,11 @@ REFERENCE_CODE_CHARS = 260_000  # per programming language
 CODE_ITEM_CHARS = 5000
 REFERENCE_SHARE = 0.5  # of the pages of each shared source
 
-HANDBOOK = Path("/usr/share/doc/debian-handbook/html")
-FAQ = Path("/usr/share/doc/debian/FAQ")
-STDLIB = Path("/usr/lib/python3.11")
+# The installed files read, recorded once into data/reference/quality-sources (its README: packages, licences).
+SOURCES = SourceSnapshot(REPO / "data/reference/quality-sources/sources.tar.xz", ("/usr/", "/var/lib/dpkg/"))
+HANDBOOK = "/usr/share/doc/debian-handbook/html"
+FAQ = "/usr/share/doc/debian/FAQ"
+STDLIB = "/usr/lib/python3.11"
 DEMO = REPO / "pretrain_core" / "data" / "demo"
 REFERENCE_DIR = REPO / "data" / "reference"
 LOCALES = {"en": "en-US", "de": "de-DE", "fr": "fr-FR", "es": "es-ES", "ru": "ru-RU", "ja": "ja-JP", "zh": "zh-CN"}
@@ -286,10 +291,10 @@ def keep_paragraph(text: str, lang: str, english: str | None) -> bool:
 
 
 def handbook_pages(localised: Localised) -> list[Page]:
-    english = {p.name: parse_docbook(p, "div.para") for p in sorted((HANDBOOK / "en-US").glob("*.html"))}
+    english = {p.name: parse_docbook(p, "div.para") for p in installed(f"{HANDBOOK}/en-US", "*.html")}
     pages: list[Page] = []
     for lang, locale in LOCALES.items():
-        for path in sorted((HANDBOOK / locale).glob("*.html")):
+        for path in installed(f"{HANDBOOK}/{locale}", "*.html"):
             parsed = english[path.name] if lang == "en" else parse_docbook(path, "div.para")
             originals = english[path.name].paragraphs if lang != "en" else [None] * len(parsed.paragraphs)
             if len(originals) != len(parsed.paragraphs):
@@ -320,9 +325,9 @@ def faq_pages(localised: Localised) -> list[Page]:
     pages: list[Page] = []
     for lang in LANGS:
         if lang == "en":
-            files = sorted(FAQ.glob("*.en.html"))
+            files = installed(FAQ, "*.en.html")
         elif lang in FAQ_DIRS:
-            files = sorted((FAQ / FAQ_DIRS[lang]).glob("*.html"))
+            files = installed(f"{FAQ}/{FAQ_DIRS[lang]}", "*.html")
         else:
             continue
         for path in files:
@@ -765,7 +770,7 @@ class Package:
 
 def installed_packages() -> list[Package]:
     packages = []
-    for stanza in Path("/var/lib/dpkg/status").read_text(encoding="utf-8").split("\n\n"):
+    for stanza in SOURCES.path("/var/lib/dpkg/status").read_text(encoding="utf-8").split("\n\n"):
         fields = dict(re.findall(r"^([A-Za-z-]+): (.*)$", stanza, flags=re.M))
         if "Package" in fields and "Version" in fields and fields.get("Installed-Size", "").isdigit():
             packages.append(
@@ -787,7 +792,7 @@ class Catalogue:
         if lang == "en":
             return
         for domain in ("apt", "dpkg", "libapt-pkg6.0"):
-            path = Path(f"/usr/share/locale/{GETTEXT_LOCALES[lang]}/LC_MESSAGES/{domain}.mo")
+            path = SOURCES.path(f"/usr/share/locale/{GETTEXT_LOCALES[lang]}/LC_MESSAGES/{domain}.mo")
             with path.open("rb") as handle:
                 catalog = gettext.GNUTranslations(handle)._catalog  # type: ignore[attr-defined]
             self.messages.update({k: v for k, v in catalog.items() if isinstance(k, str) and k})
@@ -850,7 +855,7 @@ def real_numbers() -> list[str]:
     """Numbers as they occur in real data: CPython's math test vectors and the sizes in the dpkg database."""
     numbers: list[str] = []
     for name in ("math_testcases.txt", "cmath_testcases.txt", "floating_points.txt"):
-        for line in (STDLIB / "test" / name).read_text(encoding="utf-8").splitlines():
+        for line in SOURCES.path(f"{STDLIB}/test/{name}").read_text(encoding="utf-8").splitlines():
             if line.startswith(("--", "#")):
                 continue
             numbers += [n for n in re.findall(r"-?\d+(?:\.\d+)?(?:e-?\d+)?", line) if len(n) <= 12]
@@ -880,20 +885,36 @@ CPP_DIRS = ("c++", "llvm", "boost", "qt")  # C++ headers: the set's C is C
 CPP_MARK = re.compile(r"\bnamespace\b|\btemplate\s*<|\bclass\s+\w+\s*[:{]|\bpublic:")
 
 
+def installed(folder: str, pattern: str) -> list[Path]:
+    """The installed files in `folder` matching `pattern`, sorted (a listing the source snapshot keeps)."""
+    return SOURCES.listing(f"{folder}/{pattern}", lambda: sorted(SOURCES.path(folder).glob(pattern)))
+
+
+def code_key(path: Path) -> str:
+    """What a code file's rank and side are keyed on: its installed path."""
+    return f"code/{SOURCES.name(path)}"
+
+
 def code_pool(lang: str) -> list[Path]:
     """Hand-written source files of one language (generated ones, by their header, left out)."""
+    return SOURCES.listing(f"code_pool/{lang}", lambda: hand_written(lang))
+
+
+def hand_written(lang: str) -> list[Path]:
     if lang == "python":
+        stdlib = SOURCES.path(STDLIB)
         skip = ("test", "idlelib", "encodings", "pydoc_data", "lib2to3", "site-packages", "dist-packages")
-        files = [p for p in STDLIB.rglob("*.py") if not set(p.relative_to(STDLIB).parts[:-1]) & set(skip)]
+        files = [p for p in stdlib.rglob("*.py") if not set(p.relative_to(stdlib).parts[:-1]) & set(skip)]
         files = [p for p in files if not p.name.startswith("_sysconfigdata")]
     elif lang == "c":
-        files = [p for p in Path("/usr/include").rglob("*.h") if not any(d.startswith(CPP_DIRS) for d in p.parts)]
-        files += [p for base in ("/usr/share/doc", "/usr/share/vim") for p in Path(base).rglob("*.c")]
+        headers = SOURCES.path("/usr/include").rglob("*.h")
+        files = [p for p in headers if not any(d.startswith(CPP_DIRS) for d in p.parts)]
+        files += [p for base in ("/usr/share/doc", "/usr/share/vim") for p in SOURCES.path(base).rglob("*.c")]
     else:
-        files = [p for p in Path("/usr/lib/node_modules/npm").rglob("*.js") if ".min." not in p.name]
+        files = [p for p in SOURCES.path("/usr/lib/node_modules/npm").rglob("*.js") if ".min." not in p.name]
         files += [
-            Path("/usr/share/javascript/jquery/jquery.js"),
-            Path("/usr/share/javascript/underscore/underscore.js"),
+            SOURCES.path("/usr/share/javascript/jquery/jquery.js"),
+            SOURCES.path("/usr/share/javascript/underscore/underscore.js"),
         ]
     kept = []
     for path in sorted(set(files)):
@@ -1121,17 +1142,26 @@ def obfuscate_python(text: str, rng: random.Random) -> str:
 
 
 def binary_sources() -> list[Path]:
-    files = sorted(Path("/usr/share/icons/hicolor").rglob("*.png")) + sorted(
-        Path("/usr/share/locale/de/LC_MESSAGES").glob("*.mo")
+    return SOURCES.listing("binary_sources", binary_files)
+
+
+def binary_files() -> list[Path]:
+    files = sorted(SOURCES.path("/usr/share/icons/hicolor").rglob("*.png")) + sorted(
+        SOURCES.path("/usr/share/locale/de/LC_MESSAGES").glob("*.mo")
     )
     return [p for p in files if 1500 <= p.stat().st_size <= 60_000 and not p.is_symlink()]
 
 
 def real_generated_python() -> list[Path]:
     """Generated modules that ship with Python and protobuf: codec tables, protoc output, Sphinx's topic dump."""
-    files = sorted((STDLIB / "encodings").glob("cp*.py")) + sorted((STDLIB / "encodings").glob("mac_*.py"))
-    files += sorted(Path("/usr/lib/python3/dist-packages/google/protobuf").rglob("*_pb2.py"))
-    files += [STDLIB / "pydoc_data" / "topics.py"]
+    return SOURCES.listing("generated_python", generated_modules)
+
+
+def generated_modules() -> list[Path]:
+    encodings = SOURCES.path(f"{STDLIB}/encodings")
+    files = sorted(encodings.glob("cp*.py")) + sorted(encodings.glob("mac_*.py"))
+    files += sorted(SOURCES.path("/usr/lib/python3/dist-packages/google/protobuf").rglob("*_pb2.py"))
+    files += [SOURCES.path(f"{STDLIB}/pydoc_data/topics.py")]
     return [p for p in files if p.stat().st_size >= 3000]
 
 
@@ -1269,10 +1299,10 @@ def code_items(pools: dict[str, list[Path]]) -> list[Item]:
     binaries = binary_sources()
     items: list[Item] = []
     for lang in CODE_LANGS:
-        files = sorted((p for p in pools[lang] if not is_reference(f"code/{p}")), key=lambda p: rank(f"code/{p}"))
+        files = sorted((p for p in pools[lang] if not is_reference(code_key(p))), key=lambda p: rank(code_key(p)))
         for n, path in enumerate(files[:GOOD_CODE_PER_LANG]):
             text = cut_at_line(path.read_text(encoding="utf-8"), CODE_ITEM_CHARS)
-            items.append(Item(f"code/{lang}/good/{n:03d}", "code", lang, "good", 1, "code", str(path), text))
+            items.append(Item(f"code/{lang}/good/{n:03d}", "code", lang, "good", 1, "code", SOURCES.name(path), text))
         spare = iter(files[GOOD_CODE_PER_LANG:])
         for kind in CODE_KINDS:
             rng = rng_for(f"code/{lang}/{kind}")
@@ -1289,7 +1319,7 @@ def code_items(pools: dict[str, list[Path]]) -> list[Item]:
                         text = minify_c_like(original, lang, rng)
                     else:
                         text = obfuscate_c_like(original, lang, rng)
-                    source, note = str(path), ""
+                    source, note = SOURCES.name(path), ""
                 text = cut_at_line(text, CODE_ITEM_CHARS) or text[:CODE_ITEM_CHARS]
                 items.append(Item(f"code/{lang}/{kind}/{n:03d}", "code", lang, kind, 0, "code", source, text, note))
     return items
@@ -1329,14 +1359,14 @@ def reference_prose(pages: list[Page]) -> list[dict[str, object]]:
 def reference_code(pools: dict[str, list[Path]]) -> list[dict[str, object]]:
     records: list[dict[str, object]] = []
     for lang in CODE_LANGS:
-        files = sorted((p for p in pools[lang] if is_reference(f"code/{p}")), key=lambda p: rank(f"code/{p}"))
+        files = sorted((p for p in pools[lang] if is_reference(code_key(p))), key=lambda p: rank(code_key(p)))
         spent = 0
         for n, path in enumerate(files):
             if spent >= REFERENCE_CODE_CHARS:
                 break
             text = cut_at_line(path.read_text(encoding="utf-8"), 3 * CODE_ITEM_CHARS)
             spent += len(text)
-            records.append({"id": f"ref/code/{lang}/{n:04d}", "lang": lang, "source": str(path), "text": text})
+            records.append({"id": f"ref/code/{lang}/{n:04d}", "lang": lang, "source": SOURCES.name(path), "text": text})
     return records
 
 
@@ -1466,7 +1496,7 @@ def build(out: Path) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return build_or_check(build, REPO, __doc__, argv)
+    return build_or_check(build, REPO, __doc__, argv, sources=SOURCES)
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@ what real text holds: emoji (with skin tones and zero-width-joiner sequences), U
 uses for a space, as in block-character charts and in texts about tokenizers), form feeds, no-break spaces,
 right-to-left scripts, rare Han characters. These come from files that Python packages of the project's environment
 ship (their READMEs, as published on PyPI, and source files), from Debian's Python 3.11 (whose sources keep their
-form feeds) and from CPython's CJK codec tests in data/reference, copied whole.
+form feeds; the file is shipped in data/reference/debian-python3.11) and from CPython's CJK codec tests in
+data/reference, copied whole.
 
 Each document records where it comes from (package and version, or path), its licence, and which of the features
 above it has (found in its text, not asserted). The same installed versions give byte-identical files; `--check`
@@ -20,7 +21,6 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,7 +32,8 @@ from rebuild import build_or_check  # scripts/rebuild.py: scripts/ is on sys.pat
 REPO_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_OUT = REPO_ROOT / "data" / "labelled" / "tokenizer"
 SET_FILE = "documents.jsonl"
-DEBIAN_PYTHON = Path("/usr/lib/python3.11")  # Debian's copy keeps the form feeds upstream CPython has dropped
+# Debian's copy of Python 3.11 keeps the form feeds upstream CPython has dropped; the file is shipped.
+DEBIAN_PYTHON = REPO_ROOT / "data" / "reference" / "debian-python3.11"
 
 # Package READMEs (the long description in the installed metadata) and the licence each is under.
 READMES = {
@@ -49,7 +50,8 @@ SOURCES = (
     ("faker", "providers/automotive/he_IL/__init__.py", "MIT"),  # CRLF line ends, Hebrew
     ("faker", "providers/date_time/ar_EG/__init__.py", "MIT"),  # Arabic
 )
-DEBIAN_PYTHON_FILES = (("email/mime/text.py", "PSF-2.0"),)  # form feeds between sections
+# (path, licence, the Debian package and version it was copied from): form feeds between sections
+DEBIAN_PYTHON_FILES = (("email/mime/text.py", "PSF-2.0", "libpython3.11-minimal 3.11.2-6+deb12u9"),)
 CJK_FILES = ("big5hkscs-utf8.txt", "euc_jisx0213-utf8.txt", "gb18030-utf8.txt")  # rare Han, JIS X 0213 kana
 
 FEATURES = {
@@ -102,13 +104,10 @@ def documents() -> list[Document]:
             raise SystemExit(f"{package}: {path} is not installed")
         text = Path(str(match.locate())).read_bytes().decode("utf-8")
         docs.append(Document(f"{package}-{path}", f"{package} {metadata.version(package)} {path}", licence, text))
-    for path, licence in DEBIAN_PYTHON_FILES:
-        file = DEBIAN_PYTHON / path
-        package = subprocess.run(["dpkg", "-S", str(file)], check=True, capture_output=True, text=True).stdout
-        package = package.split(":", 1)[0]
-        version = subprocess.run(["dpkg-query", "-W", "-f=${Version}", package], check=True, capture_output=True)
-        origin = f"{file} (Debian {package} {version.stdout.decode()})"
-        docs.append(Document(f"cpython-{path}", origin, licence, file.read_bytes().decode("utf-8")))
+    for path, licence, package in DEBIAN_PYTHON_FILES:
+        origin = f"/usr/lib/python3.11/{path} (Debian {package})"
+        text = (DEBIAN_PYTHON / path).read_bytes().decode("utf-8")
+        docs.append(Document(f"cpython-{path}", origin, licence, text))
     for name in CJK_FILES:
         cjk = REPO_ROOT / "data" / "reference" / "cjkencodings" / name
         text = cjk.read_bytes().decode("utf-8")

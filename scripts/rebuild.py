@@ -13,6 +13,8 @@ import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
+from source_snapshot import SourceSnapshot
+
 
 def gzip_jsonl(records: Iterable[dict[str, object]]) -> bytes:
     """JSON lines (keys sorted, UTF-8 as is) gzipped with no time or name in the header: same records, same bytes."""
@@ -40,9 +42,15 @@ def differences(left: Path, right: Path) -> list[str]:
 
 
 def build_or_check(
-    build: Callable[[Path], object], default_out: Path, description: str | None, argv: Sequence[str] | None = None
+    build: Callable[[Path], object],
+    default_out: Path,
+    description: str | None,
+    argv: Sequence[str] | None = None,
+    sources: SourceSnapshot | None = None,
 ) -> int:
-    """`build(out)`; with --check, build into a temporary directory and exit 1 listing the files that differ."""
+    """`build(out)`; with --check, build into a temporary directory and exit 1 listing the files that differ.
+    A builder that reads installed files passes their `sources` snapshot: it is served from the shipped archive,
+    or recorded from this machine with --record-sources."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--out", type=Path, default=default_out, help="output directory (default: %(default)s)")
     parser.add_argument(
@@ -50,9 +58,21 @@ def build_or_check(
         action="store_true",
         help="rebuild into a temporary directory and report files that differ from --out (exit 1 if any)",
     )
+    if sources is not None:
+        parser.add_argument(
+            "--record-sources",
+            action="store_true",
+            help=f"read the installed files themselves and record them into {sources.archive} (default: read that "
+            "archive, so the build does not depend on what this machine has installed)",
+        )
     args = parser.parse_args(argv)
+    if sources is not None:
+        sources.start(record=args.record_sources)
     if not args.check:
         build(args.out)
+        if sources is not None:
+            sources.save()
+            sources.write_packages()
         return 0
     with tempfile.TemporaryDirectory() as tmp:
         build(Path(tmp))

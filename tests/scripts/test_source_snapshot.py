@@ -1,0 +1,49 @@
+"""The source snapshot (`scripts/source_snapshot.py`): a builder that reads installed files reruns from the archive
+the repository ships, to the same bytes, with no read of this machine's files (the hermetic guard watches)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
+
+
+@pytest.fixture
+def scripts_on_path() -> Iterator[None]:
+    sys.path.insert(0, str(SCRIPTS))
+    yield
+    sys.path.remove(str(SCRIPTS))
+
+
+def test_a_recorded_build_replays_from_the_archive_alone(tmp_path: Path, scripts_on_path: None) -> None:
+    source_snapshot = importlib.import_module("source_snapshot")
+    host = tmp_path / "host"
+    (host / "docs").mkdir(parents=True)
+    for name, text in {"a.txt": "alpha", "b.txt": "beta", "c.txt": "gamma"}.items():
+        (host / "docs" / name).write_text(text, encoding="utf-8")
+    archive = tmp_path / "shipped" / "sources.tar.xz"
+
+    def build(snapshot: object) -> list[tuple[str, str]]:
+        files = snapshot.listing("docs", lambda: sorted(snapshot.path(f"{host}/docs").glob("*.txt")))  # type: ignore[attr-defined]
+        return [(snapshot.name(p), p.read_text(encoding="utf-8")) for p in files[:2]]  # type: ignore[attr-defined]
+
+    recorder = source_snapshot.SourceSnapshot(archive, (f"{host}/",))
+    recorder.start(record=True)
+    recorded = build(recorder)
+    recorder.save()
+    (host / "docs" / "a.txt").write_text("changed after recording", encoding="utf-8")
+
+    replayer = source_snapshot.SourceSnapshot(archive, (f"{host}/",))
+    replayer.start(record=False)
+    assert build(replayer) == recorded == [(f"{host}/docs/a.txt", "alpha"), (f"{host}/docs/b.txt", "beta")]
+    assert not replayer.path(f"{host}/docs/c.txt").exists()  # listed, never read: not shipped
+
+
+def test_the_shipped_quality_set_is_what_its_builder_makes_from_the_shipped_sources(scripts_on_path: None) -> None:
+    builder = importlib.import_module("build_labelled_quality")
+    assert builder.main(["--check"]) == 0
