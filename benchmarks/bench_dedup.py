@@ -1,7 +1,11 @@
-"""Throughput of MinHash signatures + LSH indexing: ours against datasketch's per-document loop.
+"""Throughput of near-dup sketching, and of MinHash signatures + LSH indexing: ours against datasketch's per-document
+loop.
 
-Ours: normalise, hash every shingle of a batch in numpy, compute all signatures as one vectorised product,
-and band them in numpy into the buckets datasketch's MinHashLSH would make. Baseline, what the datasketch docs show: per
+Sketching (what the fit's map does per shard): normalise, shingle and sign a batch in compiled kernels
+(pretrain_core/dedup/kernels.py), against datasketch's `MinHash.update_batch` per document on the same shingles
+after the same normalisation done with regular expressions; timed on all documents and on the ASCII-only ones
+(English prose and code, one word shingle per word). MinHash + LSH: ours also bands the signatures in numpy into the
+buckets datasketch's MinHashLSH would make. Baseline, what the datasketch docs show: per
 document ``MinHash(num_perm)``, ``update`` per shingle with the default SHA-1, then ``MinHashLSH.insert``;
 same normalisation and the same word 5-gram shingles. Also times our whole ``fit_dedup`` (exact keys,
 verification, clustering, artifact) for reference.
@@ -11,6 +15,7 @@ prose is cut into pieces of about --chunk-chars characters, code files stay whol
 a reworded copy so the index has duplicates to find. One core; times are CPU seconds of this process.
 
     python benchmarks/bench_dedup.py --max-docs 2000
+    python benchmarks/bench_dedup.py --max-docs 0 --chunk-chars 2000 --repeat 3   # the sketching bar: ~2 kB documents
 """
 
 from __future__ import annotations
@@ -21,7 +26,9 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
 import random
+import re
 import tempfile
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +41,7 @@ from pretrain_core import schema, storage
 from pretrain_core.dedup.candidates import candidate_pairs
 from pretrain_core.dedup.config import DedupConfig
 from pretrain_core.dedup.minhash import lsh_buckets, minhash_signatures
-from pretrain_core.dedup.normalize import normalize_text
+from pretrain_core.dedup.normalize import normalize_texts
 from pretrain_core.dedup.shingles import shingle_sets
 from pretrain_core.dedup.stage import fit_dedup
 
@@ -54,9 +61,31 @@ def with_near_duplicates(docs: list[Document]) -> list[Document]:
     return docs + [doc._replace(text=reworded(doc.text, rng)) for doc in docs[::10]]
 
 
+def our_sketches(texts: list[str], cfg: DedupConfig) -> np.ndarray:
+    """Normalise, shingle and sign, as the fit's map does for each shard."""
+    sets = shingle_sets(normalize_texts(texts, cfg.ignore), "word", cfg.word_ngram, cfg.char_ngram, 0.0)
+    return minhash_signatures(sets, cfg.num_perm, cfg.seed)
+
+
+def plain_normalized(text: str) -> str:
+    """The default normalisation with regular expressions: NFKC, lower case, words joined by single spaces."""
+    return " ".join(re.findall(r"\w+", unicodedata.normalize("NFKC", text).lower()))
+
+
+def word_shingles(text: str, k: int) -> list[bytes]:
+    words = plain_normalized(text).split()
+    return [" ".join(words[i : i + k]).encode("utf-8") for i in range(max(len(words) - k + 1, 1))]
+
+
+def datasketch_sketches(texts: list[str], cfg: DedupConfig) -> None:
+    """datasketch's batch update per document (SHA-1 per shingle, as its docs show) on the same shingles."""
+    for text in texts:
+        MinHash(num_perm=cfg.num_perm, seed=cfg.seed).update_batch(word_shingles(text, cfg.word_ngram))
+
+
 def ours(texts: list[str], cfg: DedupConfig) -> tuple[int, tuple[int, int]]:
     """Candidate pairs found and the (bands, rows) datasketch chose."""
-    sets = shingle_sets([normalize_text(t) for t in texts], "word", cfg.word_ngram, cfg.char_ngram, 0.0)
+    sets = shingle_sets(normalize_texts(texts), "word", cfg.word_ngram, cfg.char_ngram, 0.0)
     signatures = minhash_signatures(sets, cfg.num_perm, cfg.seed)
     docs = np.flatnonzero(sets.sizes > 0)
     buckets, params = lsh_buckets(signatures, docs, cfg.threshold, cfg.lsh_false_negative_weight, None)
@@ -67,10 +96,9 @@ def baseline(texts: list[str], cfg: DedupConfig, params: tuple[int, int]) -> Non
     """The same shingles, one SHA-1 and one numpy update per shingle, one LSH insert per document."""
     lsh = MinHashLSH(threshold=cfg.threshold, num_perm=cfg.num_perm, params=params)
     for key, text in enumerate(texts):
-        words = normalize_text(text).split()
         minhash = MinHash(num_perm=cfg.num_perm, seed=cfg.seed)
-        for i in range(max(len(words) - cfg.word_ngram + 1, 1)):
-            minhash.update(" ".join(words[i : i + cfg.word_ngram]).encode("utf-8"))
+        for shingle in word_shingles(text, cfg.word_ngram):
+            minhash.update(shingle)
         lsh.insert(key, minhash)
 
 
@@ -101,6 +129,18 @@ def main() -> None:
     size = megabytes(texts)
     print(f"documents: {origin}; {len(texts)} timed, num_perm={cfg.num_perm}, word {cfg.word_ngram}-grams, one core")
 
+    our_sketches(texts[:10], cfg)  # compiled kernels load once per process (from numba's cache); not timed
+    for label, subset in (("all documents", texts), ("ASCII-only documents", [t for t in texts if t.isascii()])):
+        mean_chars = sum(map(len, subset)) / max(len(subset), 1)
+        ours_sketch, _ = cpu_time(lambda subset=subset: our_sketches(subset, cfg), args.repeat)
+        peer_sketch, _ = cpu_time(lambda subset=subset: datasketch_sketches(subset, cfg), args.repeat)
+        peer = Rate("datasketch: MinHash.update_batch per document", peer_sketch, len(subset), megabytes(subset))
+        sketch_rates = [
+            Rate("ours: normalise + shingle + sign (kernels)", ours_sketch, len(subset), megabytes(subset)),
+            peer,
+        ]
+        print_rates(f"Sketching, {label} ({mean_chars:,.0f} characters on average)", sketch_rates, peer)
+
     _, params = ours(texts[:10], cfg)  # the same bands and rows for both; their optimisation is not timed
     ours_seconds, (pairs, _) = cpu_time(lambda: ours(texts, cfg), args.repeat)
     base_seconds, _ = cpu_time(lambda: baseline(texts, cfg, params), args.repeat)
@@ -108,7 +148,7 @@ def main() -> None:
         fit_seconds, summary = cpu_time(lambda: full_fit(docs, cfg, Path(workdir)), args.repeat)
     naive = Rate("datasketch: MinHash.update(sha1) loop + insert", base_seconds, len(texts), size)
     rates = [
-        Rate("ours: numpy signatures + numpy LSH banding", ours_seconds, len(texts), size),
+        Rate("ours: kernel signatures + numpy LSH banding", ours_seconds, len(texts), size),
         naive,
         Rate("ours: whole fit_dedup", fit_seconds, len(texts), size),
     ]

@@ -47,7 +47,7 @@ from rebuild import build_or_check  # scripts/rebuild.py: scripts/ is on sys.pat
 from scipy import sparse
 
 from pretrain_core.config import load_config
-from pretrain_core.dedup.normalize import normalize_text
+from pretrain_core.dedup.normalize import normalize_texts
 from pretrain_core.dedup.shingles import ShingleSets, char_shingled
 from pretrain_core.ingest.config import IngestConfig
 from pretrain_core.ingest.listing import list_source_files
@@ -473,7 +473,7 @@ def build_groups(docs: Sequence[SourceDoc]) -> list[Group]:
 def passages(docs: Sequence[SourceDoc]) -> list[Passage]:
     """Every passage of the documents with at least MIN_SHINGLES shingles, in keyed-rank order."""
     cfg = default_dedup_config()
-    by_char = char_shingled([normalize_text(d.text) for d in docs], cfg.shingle, cfg.min_unspaced_share)
+    by_char = char_shingled(normalize_texts([d.text for d in docs]), cfg.shingle, cfg.min_unspaced_share)
     found = [
         Passage(doc, piece, bool(char))
         for doc, char in zip(docs, by_char.tolist(), strict=True)
@@ -490,7 +490,7 @@ def labelled_pairs(groups: Sequence[Group]) -> list[dict[str, object]]:
     docs = [d for g in groups for d in g.docs]
     group_index = np.repeat(np.arange(len(groups)), [len(g.docs) for g in groups])
     sets = stage_shingles([d.text for d in docs], cfg)
-    by_char = char_shingled([normalize_text(d.text) for d in docs], cfg.shingle, cfg.min_unspaced_share)
+    by_char = char_shingled(normalize_texts([d.text for d in docs]), cfg.shingle, cfg.min_unspaced_share)
     shared, union = all_pair_overlaps(sets)
     rows, cols = np.triu_indices(len(docs), k=1)
     same_group = group_index[rows] == group_index[cols]

@@ -2,7 +2,7 @@
 
 The signatures are bit-identical to datasketch's ``MinHash(num_perm, seed, scheme="affine32")`` updated with the
 low 32 bits of our shingle hashes (same permutations, same MurmurHash3 pre-mix): we only replace its per-shingle
-Python loop and SHA-1 with one (shingles × permutations) numpy product per chunk, so the result plugs into
+Python loop and SHA-1 with a compiled loop over shingles and permutations (`kernels.minhash`), so the result plugs into
 datasketch's ``LeanMinHash`` and ``MinHashLSH`` unchanged. The buckets are the ones datasketch's ``MinHashLSH``
 makes with the same bands and rows (documents whose signatures agree on a whole band), grouped by sorting each
 band's rows instead of a Python dictionary per band: about 8 bytes per document and band instead of several
@@ -16,6 +16,7 @@ import functools
 import numpy as np
 from datasketch import LeanMinHash, MinHash, MinHashLSH
 
+from pretrain_core.dedup import kernels
 from pretrain_core.dedup.candidates import buckets_from_keys
 from pretrain_core.dedup.shingles import ShingleSets
 
@@ -33,23 +34,9 @@ def permutations(num_perm: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
 def minhash_signatures(sets: ShingleSets, num_perm: int, seed: int) -> np.ndarray:
     """One ``num_perm``-wide uint32 signature per document; a document without shingles keeps all-ones."""
     a, b = permutations(num_perm, seed)
-
-    def permuted(hashes: np.ndarray, _counts: np.ndarray) -> np.ndarray:
-        mixed = fmix32((hashes & np.uint64(0xFFFFFFFF)).astype(np.uint32))
-        values = np.multiply.outer(a, mixed)
-        values += b[:, np.newaxis]
-        return values
-
-    return sets.reduce_per_doc(permuted, np.minimum, np.full(num_perm, _MAX_HASH, dtype=np.uint32))
-
-
-def fmix32(values: np.ndarray) -> np.ndarray:
-    """MurmurHash3's 32-bit finaliser, the pre-mix datasketch applies before permuting."""
-    values = values ^ (values >> np.uint32(16))
-    values = values * np.uint32(0x85EBCA6B)
-    values = values ^ (values >> np.uint32(13))
-    values = values * np.uint32(0xC2B2AE35)
-    return values ^ (values >> np.uint32(16))
+    signatures = np.full((len(sets), num_perm), _MAX_HASH, dtype=np.uint32)
+    kernels.minhash(sets.hashes, sets.offsets, a, b, signatures)
+    return signatures
 
 
 def lean_minhash(signature: np.ndarray, seed: int) -> LeanMinHash:

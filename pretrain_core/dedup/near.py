@@ -9,6 +9,7 @@ import numpy as np
 
 from pretrain_core.dedup.config import DedupConfig
 from pretrain_core.dedup.minhash import minhash_signatures
+from pretrain_core.dedup.normalize import CodePoints
 from pretrain_core.dedup.shingles import ShingleSets, shingle_sets
 from pretrain_core.dedup.simhash import simhash_fingerprints
 
@@ -35,7 +36,7 @@ class Sketches:
         )
 
 
-def sketch_texts(normalized: Sequence[str], cfg: DedupConfig) -> Sketches:
+def sketch_texts(normalized: CodePoints, cfg: DedupConfig) -> Sketches:
     """Shingle and sketch normalised texts with the configured method (``minhash`` or ``simhash``)."""
     sets = shingle_sets(normalized, cfg.shingle, cfg.word_ngram, cfg.char_ngram, cfg.min_unspaced_share)
     if cfg.method == "minhash":

@@ -24,10 +24,11 @@ import pyarrow.compute as pc
 
 from pretrain_core import schema as contract
 from pretrain_core import storage
+from pretrain_core.batches import char_batches
 from pretrain_core.dedup.config import DedupConfig
 from pretrain_core.dedup.exact import exact_key
-from pretrain_core.dedup.near import sketch_texts
-from pretrain_core.dedup.normalize import normalize_text
+from pretrain_core.dedup.near import Sketches, sketch_texts
+from pretrain_core.dedup.normalize import normalize_texts
 from pretrain_core.dedup.partitioned import (
     CLUSTERS,
     EXACT_DUPLICATE,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CLUSTERS", "EXACT_DUPLICATE", "NEAR_DUPLICATE", "DedupStage", "fit_dedup", "read_clusters", "sketch_shard"]
 _FIT_COLUMNS = ["id", "text", "domain"]
+_BATCH_CHARS = 1 << 22  # characters normalised and sketched per pass of the map
 
 
 def sketch_shard(input_url: str, cfg: DedupConfig, partial_url: str) -> None:
@@ -54,29 +56,29 @@ def sketch_shard(input_url: str, cfg: DedupConfig, partial_url: str) -> None:
     reduce's check that ids are unique)."""
     table = storage.read_parquet(input_url, columns=_FIT_COLUMNS)
     ids, texts, domains = (table.column(c).to_pylist() for c in _FIT_COLUMNS)
-    keys, groups, first_rows, first_texts = [], [], [], []
+    keys: list[bytes] = []
+    groups: list[str] = []
+    sketched: list[tuple[pa.Array, pa.Array, pa.Array]] = []
     seen: set[bytes] = set()
-    for row, (doc_id, text, domain) in enumerate(zip(ids, texts, domains, strict=True)):
-        normalized = normalize_text(text, cfg.ignore)
-        namespace = domain if cfg.scope == "domain" else ""
-        key = exact_key(normalized, text, namespace) if cfg.exact else doc_id.encode()
-        if key not in seen:
-            seen.add(key)
-            first_rows.append(row)
-            first_texts.append(normalized)
-        keys.append(key)
-        groups.append(namespace)
-    n = len(ids)
-    counts: list[int | None] = [None] * n
-    sketch: list[bytes | None] = [None] * n
-    shingles: list[list[int] | None] = [None] * n
-    if cfg.method != "none" and first_texts:
-        sketches = sketch_texts(first_texts, cfg)
-        for k, row in enumerate(first_rows):
-            counts[row] = int(sketches.sizes[k])
-            sketch[row] = sketches.sketch[k].tobytes()
-            if sketches.sets is not None:
-                shingles[row] = sketches.sets.of(k).tolist()
+    for lo, hi in char_batches(texts, _BATCH_CHARS):
+        normalized = normalize_texts(texts[lo:hi], cfg.ignore)
+        utf8, utf8_bounds = normalized.utf8()
+        firsts: list[int] = []
+        for k, row in enumerate(range(lo, hi)):
+            namespace = domains[row] if cfg.scope == "domain" else ""
+            body = utf8[utf8_bounds[k] : utf8_bounds[k + 1]]
+            key = exact_key(body, texts[row], namespace) if cfg.exact else ids[row].encode()
+            if key not in seen:
+                seen.add(key)
+                firsts.append(k)
+            keys.append(key)
+            groups.append(namespace)
+        sketches = sketch_texts(normalized.take(firsts), cfg) if cfg.method != "none" and firsts else None
+        sketched.append(_sketch_columns(hi - lo, np.asarray(firsts, dtype=np.int64), sketches))
+    counts, sketch, shingles = (
+        pa.concat_arrays([columns[c] for columns in sketched]) if sketched else pa.array([], KEYED.field(f).type)
+        for c, f in enumerate(("shingle_count", "sketch", "shingles"))
+    )
     lengths = [len(t) for t in texts]
     keyed = pa.table([ids, lengths, keys, groups, counts, sketch, shingles], schema=KEYED)
     id_table = pa.table([ids], schema=IDS)
@@ -88,6 +90,30 @@ def sketch_shard(input_url: str, cfg: DedupConfig, partial_url: str) -> None:
         bounds = np.searchsorted(parts[order], np.arange(cfg.partitions + 1))
         split = [table.take(pa.array(order[bounds[p] : bounds[p + 1]])) for p in range(cfg.partitions)]
         storage.write_parquet_parts(storage.join(partial_url, name), split)
+
+
+def _sketch_columns(rows: int, firsts: np.ndarray, sketches: Sketches | None) -> tuple[pa.Array, pa.Array, pa.Array]:
+    """A batch's `shingle_count`, `sketch` and `shingles` columns, built from arrays: set on the rows `firsts` (the
+    first of each exact key), null elsewhere."""
+    missing = np.ones(rows, dtype=bool)
+    if sketches is None:
+        return pa.nulls(rows, pa.int64()), pa.nulls(rows, pa.binary()), pa.nulls(rows, pa.list_(pa.uint64()))
+    missing[firsts] = False
+    sizes = np.zeros(rows, dtype=np.int64)
+    sizes[firsts] = sketches.sizes
+    rows_bytes = np.zeros((rows, sketches.sketch[0].nbytes), dtype=np.uint8)
+    rows_bytes[firsts] = sketches.sketch.view(np.uint8).reshape(len(firsts), -1)
+    fixed = pa.FixedSizeBinaryArray.from_buffers(pa.binary(rows_bytes.shape[1]), rows, [None, pa.py_buffer(rows_bytes)])
+    sketch = pc.if_else(pa.array(missing), pa.scalar(None, pa.binary()), fixed.cast(pa.binary()))
+    if sketches.sets is None:
+        shingles = pa.nulls(rows, pa.list_(pa.uint64()))
+    else:
+        lengths = np.zeros(rows, dtype=np.int64)
+        lengths[firsts] = sketches.sets.sizes
+        offsets = np.zeros(rows + 1, dtype=np.int32)
+        np.cumsum(lengths, out=offsets[1:])
+        shingles = pa.ListArray.from_arrays(pa.array(offsets), pa.array(sketches.sets.hashes), mask=pa.array(missing))
+    return pa.array(sizes, mask=missing), sketch, shingles
 
 
 def fit_dedup(input_urls: list[str], cfg: DedupConfig, artifact_dir: str) -> dict[str, str]:

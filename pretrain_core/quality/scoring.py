@@ -8,11 +8,11 @@ text is, the skeleton one whether its words are in an order the reference's synt
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
+from pretrain_core.batches import char_batches
 from pretrain_core.quality.ngram import NgramLM, pad_sentences
 from pretrain_core.quality.sampling import fold_of
 from pretrain_core.quality.skeleton import SkeletonTokenizer
@@ -49,7 +49,7 @@ class ReferenceModel:
     def components(self, texts: list[str], batch_chars: int = 4_000_000) -> tuple[np.ndarray, np.ndarray]:
         """log10 perplexity of each text under the lexical and the skeleton model (NaN without a skeleton)."""
         lexical, skeleton = np.empty(len(texts)), np.full(len(texts), np.nan)
-        for start, stop in _batches(texts, batch_chars):
+        for start, stop in char_batches(texts, batch_chars):
             lexical[start:stop], skeleton[start:stop] = self._score_batch(texts[start:stop])
         return lexical, skeleton
 
@@ -112,15 +112,3 @@ class FoldedModel:
             rows = np.flatnonzero(folds == fold)
             lexical[rows], skeleton[rows] = model.components([texts[r] for r in rows], batch_chars)
         return lexical, skeleton
-
-
-def _batches(texts: list[str], batch_chars: int) -> Iterator[tuple[int, int]]:
-    """Consecutive index ranges of about ``batch_chars`` characters (at least one text each)."""
-    start, size = 0, 0
-    for i, text in enumerate(texts):
-        size += len(text)
-        if size >= batch_chars:
-            yield start, i + 1
-            start, size = i + 1, 0
-    if start < len(texts):
-        yield start, len(texts)

@@ -31,7 +31,7 @@ from pretrain_core import schema, storage
 from pretrain_core.config import load_config
 from pretrain_core.dedup.cluster import union_find_roots
 from pretrain_core.dedup.config import DedupConfig
-from pretrain_core.dedup.normalize import normalize_text
+from pretrain_core.dedup.normalize import normalize_texts
 from pretrain_core.dedup.shingles import ShingleSets, shingle_sets
 from pretrain_core.dedup.stage import fit_dedup, read_clusters, representative_rank
 from pretrain_eval.stage_quality.figures import OURS, Bar, Figure, f_beta, precision_recall
@@ -80,7 +80,7 @@ def default_dedup_config() -> DedupConfig:
 
 def stage_shingles(texts: Sequence[str], cfg: DedupConfig) -> ShingleSets:
     """The shingle sets the dedup stage compares: its normalisation, then its shingling under ``cfg``."""
-    normalized = [normalize_text(t, cfg.ignore) for t in texts]
+    normalized = normalize_texts(texts, cfg.ignore)
     return shingle_sets(normalized, cfg.shingle, cfg.word_ngram, cfg.char_ngram, cfg.min_unspaced_share)
 
 

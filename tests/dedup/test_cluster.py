@@ -5,7 +5,7 @@ from collections.abc import Callable
 import numpy as np
 
 from pretrain_core.dedup.cluster import split_loose_clusters, union_find_roots
-from pretrain_core.dedup.normalize import normalize_text
+from pretrain_core.dedup.normalize import CodePoints, normalize_text
 from pretrain_core.dedup.shingles import shingle_sets
 
 
@@ -21,7 +21,7 @@ def test_a_chain_of_overlapping_windows_is_split_around_representatives(licence:
     # steps apart only ~0.69, yet linking neighbours chains all eight into one component.
     words = normalize_text(licence("GPL-3")).split()
     windows = [" ".join(words[60 * i : 60 * i + 1000]) for i in range(8)]
-    sets = shingle_sets(windows, "word", 5, 5, 0.3)
+    sets = shingle_sets(CodePoints.of(windows), "word", 5, 5, 0.3)
     neighbours = np.array([[i, i + 1] for i in range(7)])
     assert (np.array([sets.jaccard(i, np.array([i + 1]))[0] for i in range(7)]) > 0.85).all()
     rank = np.arange(8)
@@ -36,6 +36,6 @@ def test_a_chain_of_overlapping_windows_is_split_around_representatives(licence:
 
 def test_tight_clusters_are_left_alone(licence: Callable[[str], str]) -> None:
     text = normalize_text(licence("GPL-2"))
-    sets = shingle_sets([text, text + " and one more closing line", licence("BSD")], "word", 5, 5, 0.3)
+    sets = shingle_sets(CodePoints.of([text, text + " and one more closing line", licence("BSD")]), "word", 5, 5, 0.3)
     roots, splits = split_loose_clusters(np.array([0, 0, 2]), np.arange(3), sets.jaccard, floor=0.7)
     assert splits == 0 and roots.tolist() == [0, 0, 2]

@@ -7,7 +7,7 @@ from pretrain_core.dedup.normalize import normalize_text
 
 
 def _key(text: str, namespace: str = "") -> bytes:
-    return exact_key(normalize_text(text), text, namespace)
+    return exact_key(normalize_text(text).encode(), text, namespace)
 
 
 def test_reformatted_copies_share_a_key_and_other_texts_do_not(licence: Callable[[str], str]) -> None:

@@ -6,12 +6,12 @@ import numpy as np
 from datasketch import MinHash, MinHashLSH
 
 from pretrain_core.dedup.minhash import SCHEME, estimated_jaccard, lean_minhash, lsh_buckets, minhash_signatures
-from pretrain_core.dedup.normalize import normalize_text
+from pretrain_core.dedup.normalize import normalize_texts
 from pretrain_core.dedup.shingles import ShingleSets, shingle_sets
 
 
 def _sets(texts: list[str]) -> ShingleSets:
-    return shingle_sets([normalize_text(t) for t in texts], "auto", 5, 5, 0.3)
+    return shingle_sets(normalize_texts(texts), "auto", 5, 5, 0.3)
 
 
 def test_signatures_equal_datasketch_fed_the_same_shingle_hashes(

@@ -8,7 +8,7 @@ import pytest
 
 from pretrain_core.dedup.config import DedupConfig
 from pretrain_core.dedup.near import Sketches, sketch_texts
-from pretrain_core.dedup.normalize import normalize_text
+from pretrain_core.dedup.normalize import CodePoints, normalize_text
 from tests.dedup.oracle import near_duplicate_roots
 
 NAMES = ["GPL-2", "GPL-2 edited", "GPL-1", "LGPL-2", "LGPL-2.1", "md5sum", "b2sum", "sha256sum", "sha512sum"]
@@ -26,7 +26,7 @@ def texts(licence: Callable[[str], str], man_page: Callable[[str], str], edit_wo
 
 def _clusters(texts: list[str], groups: np.ndarray | None = None, **overrides: Any) -> tuple[set[frozenset[str]], Any]:
     cfg = DedupConfig(**overrides)
-    sketches = sketch_texts(texts, cfg)
+    sketches = sketch_texts(CodePoints.of(texts), cfg)
     rank = np.arange(len(texts))
     result = near_duplicate_roots(
         sketches, rank, np.zeros(len(texts), dtype=np.int64) if groups is None else groups, cfg
@@ -65,7 +65,7 @@ def test_sketch_estimate_verifies_like_exact_jaccard(texts: list[str]) -> None:
     clusters, result = _clusters(texts, verify_with="sketch")
     assert clusters == {frozenset({"GPL-2", "GPL-2 edited"}), frozenset({"sha256sum", "sha512sum"})}
     assert isinstance(result.roots, np.ndarray)
-    assert sketch_texts(texts[:2], DedupConfig(verify_with="sketch")).sets is None
+    assert sketch_texts(CodePoints.of(texts[:2]), DedupConfig(verify_with="sketch")).sets is None
 
 
 def test_groups_are_never_compared(texts: list[str]) -> None:
@@ -85,15 +85,15 @@ def test_simhash_candidates_are_verified_by_jaccard_or_by_their_hamming_distance
 
 def test_texts_without_shingles_never_match() -> None:
     cfg = DedupConfig()
-    sketches = sketch_texts(["", "", "a few words"], cfg)
+    sketches = sketch_texts(CodePoints.of(["", "", "a few words"]), cfg)
     result = near_duplicate_roots(sketches, np.arange(3), np.zeros(3, dtype=np.int64), cfg)
     assert result.roots.tolist() == [0, 1, 2] and result.candidate_pairs == 0
 
 
 def test_concatenated_sketches_line_up(texts: list[str]) -> None:
     cfg = DedupConfig()
-    joined = Sketches.concat([sketch_texts(texts[:3], cfg), sketch_texts(texts[3:], cfg)])
-    whole = sketch_texts(texts, cfg)
+    joined = Sketches.concat([sketch_texts(CodePoints.of(texts[:3]), cfg), sketch_texts(CodePoints.of(texts[3:]), cfg)])
+    whole = sketch_texts(CodePoints.of(texts), cfg)
     assert np.array_equal(joined.sketch, whole.sketch) and joined.sets is not None and whole.sets is not None
     assert np.array_equal(joined.sets.hashes, whole.sets.hashes)
 
@@ -110,7 +110,7 @@ def test_pairs_just_above_the_threshold_are_found(
     docs = [normalize_text(t) for t in originals + [e for _, e in edits]]
     pairs = [(i, len(originals) + k) for k, (i, _) in enumerate(edits)]
     cfg = DedupConfig()
-    sketches = sketch_texts(docs, cfg)
+    sketches = sketch_texts(CodePoints.of(docs), cfg)
     assert sketches.sets is not None
     close = [(a, b) for a, b in pairs if sketches.sets.jaccard(a, np.array([b]))[0] >= cfg.threshold]
     assert len(close) >= 30

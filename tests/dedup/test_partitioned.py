@@ -15,7 +15,7 @@ from pretrain_core import storage
 from pretrain_core.dedup.config import DedupConfig
 from pretrain_core.dedup.exact import exact_key
 from pretrain_core.dedup.near import sketch_texts
-from pretrain_core.dedup.normalize import normalize_text
+from pretrain_core.dedup.normalize import CodePoints, normalize_text
 from pretrain_core.dedup.partitioned import CLUSTERS, EXACT_DUPLICATE, NEAR_DUPLICATE, PartitionedReduce, part_of
 from pretrain_core.dedup.stage import fit_dedup, read_clusters, representative_rank, sketch_shard
 from tests.dedup.oracle import near_duplicate_roots
@@ -51,7 +51,7 @@ def oracle(docs: list[Doc], cfg: DedupConfig) -> pa.Table:
     for doc_id, text, domain in docs:
         normalized = normalize_text(text, cfg.ignore)
         namespace = domain if cfg.scope == "domain" else ""
-        key = exact_key(normalized, text, namespace) if cfg.exact else doc_id.encode()
+        key = exact_key(normalized.encode(), text, namespace) if cfg.exact else doc_id.encode()
         if key not in index:
             index[key] = len(index)
             first_texts.append(normalized)
@@ -66,7 +66,7 @@ def oracle(docs: list[Doc], cfg: DedupConfig) -> pa.Table:
     roots = np.arange(len(index))
     if cfg.method != "none":
         _, group_ids = np.unique(np.array(groups, dtype=str), return_inverse=True)
-        roots = near_duplicate_roots(sketch_texts(first_texts, cfg), text_rank, group_ids, cfg).roots
+        roots = near_duplicate_roots(sketch_texts(CodePoints.of(first_texts), cfg), text_rank, group_ids, cfg).roots
     representative = np.argsort(rank)[text_rank[roots[doc_of_text]]]
     sizes = np.bincount(representative, minlength=len(docs))[representative]
     rows = []

@@ -4,7 +4,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pretrain_core.dedup.normalize import normalize_text
+from pretrain_core.dedup.normalize import CodePoints, normalize_text
 from pretrain_core.dedup.shingles import ShingleSets, char_shingled, shingle_sets
 
 
@@ -18,7 +18,7 @@ def _char_shingles(text: str, k: int) -> set[str]:
 
 
 def _sets(texts: list[str], kind: str = "auto", k: int = 5) -> ShingleSets:
-    return shingle_sets(texts, kind, k, k, 0.3)  # type: ignore[arg-type]
+    return shingle_sets(CodePoints.of(texts), kind, k, k, 0.3)  # type: ignore[arg-type]
 
 
 def test_word_shingles_match_a_plain_python_reference(licence: Callable[[str], str]) -> None:
@@ -63,10 +63,10 @@ def test_char_shingled_tells_which_texts_get_character_shingles(
     tutor: Callable[[str], str], licence: Callable[[str], str]
 ) -> None:
     texts = [normalize_text(t) for t in (tutor("zh_cn"), licence("MPL-2.0"), tutor("ja"), "")]
-    assert char_shingled(texts, "auto", 0.3).tolist() == [True, False, True, False]
-    assert char_shingled(texts, "word", 0.3).tolist() == [False] * 4
-    assert char_shingled(texts[:2], "char", 0.3).tolist() == [True, True]
-    assert char_shingled([], "auto", 0.3).size == 0
+    assert char_shingled(CodePoints.of(texts), "auto", 0.3).tolist() == [True, False, True, False]
+    assert char_shingled(CodePoints.of(texts), "word", 0.3).tolist() == [False] * 4
+    assert char_shingled(CodePoints.of(texts[:2]), "char", 0.3).tolist() == [True, True]
+    assert char_shingled(CodePoints.of([]), "auto", 0.3).size == 0
     # The decision is the one shingle_sets makes: a character-shingled text has more shingles than words.
     sets = _sets(texts[:3])
     assert sets.sizes[2] > 3 * len(texts[2].split()) and sets.sizes[1] == len(_word_shingles(texts[1], 5))

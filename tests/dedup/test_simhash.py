@@ -5,13 +5,13 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pretrain_core.dedup.normalize import normalize_text
+from pretrain_core.dedup.normalize import normalize_texts
 from pretrain_core.dedup.shingles import shingle_sets
 from pretrain_core.dedup.simhash import band_ranges, hamming_similarity, simhash_buckets, simhash_fingerprints
 
 
 def _fingerprints(texts: list[str], bits: int = 64) -> np.ndarray:
-    return simhash_fingerprints(shingle_sets([normalize_text(t) for t in texts], "auto", 5, 5, 0.3), bits)
+    return simhash_fingerprints(shingle_sets(normalize_texts(texts), "auto", 5, 5, 0.3), bits)
 
 
 def _distance(a: np.ndarray, b: np.ndarray) -> int:

@@ -14,7 +14,7 @@ import pytest
 
 from pretrain_core import schema, storage
 from pretrain_core.dedup.config import DedupConfig
-from pretrain_core.dedup.normalize import normalize_text
+from pretrain_core.dedup.normalize import CodePoints, normalize_text
 from pretrain_core.dedup.shingles import shingle_sets
 from pretrain_core.dedup.stage import DedupStage, fit_dedup, read_clusters
 from pretrain_core.stage import plan_shards, run_shard
@@ -239,5 +239,5 @@ def test_demo_documentation_with_planted_copies(
 
     texts = {doc_id: normalize_text(text) for doc_id, text, _ in docs + planted}
     for row in dropped:
-        pair = shingle_sets([texts[row["id"]], texts[row["dup_cluster"]]], "auto", 5, 5, 0.3)
+        pair = shingle_sets(CodePoints.of([texts[row["id"]], texts[row["dup_cluster"]]]), "auto", 5, 5, 0.3)
         assert pair.jaccard(0, np.array([1]))[0] >= 0.7, row["id"]
