@@ -23,7 +23,6 @@ faster than langdetect's sampling. Code documents never come here: the stage lab
 
 from __future__ import annotations
 
-import bisect
 import functools
 import re
 import string
@@ -35,6 +34,7 @@ from langdetect.detector_factory import PROFILES_DIRECTORY
 from langdetect.utils.ngram import NGram
 
 from pretrain_core.clean.config import LangIdConfig
+from pretrain_core.clean.script_kernel import count_scripts
 
 UNDETERMINED = "und"
 
@@ -79,7 +79,6 @@ _SCRIPT_RANGES = sorted(
         (0x20000, 0x3134F, "han"),
     ]
 )
-_RANGE_STARTS = [first for first, _, _ in _SCRIPT_RANGES]
 
 # Scripts used by (practically) one language. Han and kana are decided together: see `_cjk_language`.
 SCRIPT_LANGUAGE = {
@@ -148,38 +147,41 @@ class ScriptCounts:
     total_letters: int
 
 
-def script_of(char: str) -> str | None:
-    """The script of one character among those in `_SCRIPT_RANGES`, None for any other."""
-    code = ord(char)
-    index = bisect.bisect_right(_RANGE_STARTS, code) - 1
-    if index < 0:
-        return None
-    first, last, script = _SCRIPT_RANGES[index]
-    return script if first <= code <= last else None
-
-
 def script_counts(text: str) -> ScriptCounts:
     """Words and letters per script: a run of letters of one script is a word, each letter of an unsegmented
-    script is one."""
-    words: dict[str, int] = {}
-    letters: dict[str, int] = {}
-    total_words = total_letters = 0
-    previous: str | None = None  # script of the previous character while inside a word
-    for char in text:
-        if not char.isalpha():
-            previous = None
-            continue
-        total_letters += 1
-        script = "latin" if char.isascii() else script_of(char) or ""
-        if script:
-            letters[script] = letters.get(script, 0) + 1
-        if script == previous and script not in _UNSEGMENTED_SCRIPTS:
-            continue
-        previous = script
-        total_words += 1
-        if script:
-            words[script] = words.get(script, 0) + 1
-    return ScriptCounts(words, letters, total_words, total_letters)
+    script is one. Scripts appear in the order of their first letter; letters of no listed script count in the
+    totals only (a compiled pass, `script_kernel.count_scripts`)."""
+    table, names, unsegmented = _script_table()
+    if text.isascii():
+        points = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
+    else:
+        points = np.frombuffer(text.encode("utf-32-le", errors="surrogatepass"), dtype=np.uint32)
+    letters, words, first, total_letters, total_words = count_scripts(points, table, unsegmented)
+    seen = sorted((int(first[i]), i) for i in range(1, len(names) + 1) if first[i] >= 0)
+    return ScriptCounts(
+        {names[i - 1]: int(words[i]) for _, i in seen},
+        {names[i - 1]: int(letters[i]) for _, i in seen},
+        int(total_words),
+        int(total_letters),
+    )
+
+
+@functools.cache
+def _script_table() -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
+    """Code point -> script number for `count_scripts` (0: not a letter (`str.isalpha`), 1..n: `names`, n + 1:
+    a letter of no listed script; ASCII letters are Latin), the names, and which numbers are unsegmented."""
+    names = tuple(dict.fromkeys(script for _, _, script in _SCRIPT_RANGES))
+    number = {name: i + 1 for i, name in enumerate(names)}
+    everything = "".join(map(chr, range(0x110000)))
+    is_letter = np.fromiter(map(str.isalpha, everything), dtype=bool, count=len(everything))
+    scripts = np.full(0x110000, len(names) + 1, dtype=np.uint8)
+    for first, last, script in _SCRIPT_RANGES:
+        scripts[first : last + 1] = number[script]
+    scripts[:0x80] = number["latin"]
+    table = np.where(is_letter, scripts, 0).astype(np.uint8)
+    unsegmented = np.zeros(len(names) + 2, dtype=np.bool_)
+    unsegmented[[number[name] for name in names if name in _UNSEGMENTED_SCRIPTS]] = True
+    return table, names, unsegmented
 
 
 def detect_language(text: str, cfg: LangIdConfig) -> LangGuess:
