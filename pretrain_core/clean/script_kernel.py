@@ -13,7 +13,7 @@ import numpy as np
 
 
 @numba.njit(cache=True, nogil=True)
-def count_scripts(points, table, unsegmented):  # type: ignore[no-untyped-def]
+def count_scripts(points, table, unsegmented):
     """Per script number: letters, words (a run of letters of one script is one word, each letter of an
     unsegmented script is one) and the position of its first letter (-1: none); and the totals of both."""
     size = unsegmented.size
@@ -22,11 +22,11 @@ def count_scripts(points, table, unsegmented):  # type: ignore[no-untyped-def]
     first = np.full(size, -1, dtype=np.int64)
     total_letters = 0
     total_words = 0
-    previous = -1
+    previous = np.int64(-1)
     for i in range(points.size):
         script = np.int64(table[points[i]])
         if script == 0:
-            previous = -1
+            previous = np.int64(-1)
             continue
         total_letters += 1
         letters[script] += 1
