@@ -23,6 +23,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -47,8 +48,8 @@ class StageRun:
         return self.megabytes / self.cpu_seconds if self.cpu_seconds else 0.0
 
 
-def overrides(sources_file: Path, root: Path) -> list[str]:
-    return [f"sources_file={sources_file}", f"storage.root={root}", "name=scale"]
+def overrides(sources_file: Path, root: Path, settings: Sequence[str] = ()) -> list[str]:
+    return [f"sources_file={sources_file}", f"storage.root={root}", "name=scale", *settings]
 
 
 def input_megabytes(sources_file: Path, root: Path, stage: str) -> float:
@@ -62,9 +63,10 @@ def input_megabytes(sources_file: Path, root: Path, stage: str) -> float:
     return total / 1e6
 
 
-def run_stage_child(sources_file: Path, root: Path, stage: str) -> tuple[float, float]:
+def run_stage_child(sources_file: Path, root: Path, stage: str, settings: Sequence[str]) -> tuple[float, float]:
     """CPU seconds and peak RSS (MB) of a child process that runs one stage."""
     command = [sys.executable, __file__, "--child", stage, "--sources", str(sources_file), "--root", str(root)]
+    command += [f"--set={setting}" for setting in settings]
     process = subprocess.Popen(command)
     _, status, usage = os.wait4(process.pid, 0)
     if os.waitstatus_to_exitcode(status) != 0:
@@ -72,12 +74,12 @@ def run_stage_child(sources_file: Path, root: Path, stage: str) -> tuple[float, 
     return usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024
 
 
-def measure(scale: int, workdir: Path) -> list[StageRun]:
+def measure(scale: int, workdir: Path, settings: Sequence[str]) -> list[StageRun]:
     corpus, root = workdir / f"corpus-{scale}x", workdir / f"out-{scale}x"
     sources_file = build(corpus, scale)
     runs = []
     for stage in CORPUS_STAGES:
-        cpu, rss = run_stage_child(sources_file, root, stage)
+        cpu, rss = run_stage_child(sources_file, root, stage, settings)
         runs.append(StageRun(scale, stage, input_megabytes(sources_file, root, stage), cpu, rss))
         print(f"  {scale:>3}x {stage:<9} {runs[-1].megabytes:8.1f} MB {cpu:8.1f} CPU s {rss:8.0f} MB RSS", flush=True)
     return runs
@@ -113,16 +115,23 @@ def main() -> None:
     parser.add_argument("--scales", type=int, nargs="+", default=[1, 4, 16], help="replicas of the demo corpus")
     parser.add_argument("--workdir", type=Path, help="where corpora and outputs go (default: a temporary directory)")
     parser.add_argument("--keep", action="store_true", help="keep --workdir's corpora and outputs")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a config override for every stage (repeatable), e.g. dedup.partitions=32 for a corpus past 1 GB",
+    )
     parser.add_argument("--child", metavar="STAGE", help=argparse.SUPPRESS)
     parser.add_argument("--sources", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--root", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        CorpusPipeline(load_config(None, overrides(args.sources, args.root))).run_stage(args.child)
+        CorpusPipeline(load_config(None, overrides(args.sources, args.root, args.set))).run_stage(args.child)
         return
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench-scale-"))
     try:
-        runs = [run for scale in args.scales for run in measure(scale, workdir)]
+        runs = [run for scale in args.scales for run in measure(scale, workdir, args.set)]
         report(runs)
     finally:
         if not args.keep:
