@@ -35,6 +35,7 @@ from langdetect.utils.ngram import NGram
 
 from pretrain_core.clean.config import LangIdConfig
 from pretrain_core.clean.script_kernel import count_scripts
+from pretrain_core.unicode_table import ALPHA, char_flags, code_points
 
 UNDETERMINED = "und"
 
@@ -152,11 +153,7 @@ def script_counts(text: str) -> ScriptCounts:
     script is one. Scripts appear in the order of their first letter; letters of no listed script count in the
     totals only (a compiled pass, `script_kernel.count_scripts`)."""
     table, names, unsegmented = _script_table()
-    if text.isascii():
-        points = np.frombuffer(text.encode("ascii"), dtype=np.uint8)
-    else:
-        points = np.frombuffer(text.encode("utf-32-le", errors="surrogatepass"), dtype=np.uint32)
-    letters, words, first, total_letters, total_words = count_scripts(points, table, unsegmented)
+    letters, words, first, total_letters, total_words = count_scripts(code_points(text), table, unsegmented)
     seen = sorted((int(first[i]), i) for i in range(1, len(names) + 1) if first[i] >= 0)
     return ScriptCounts(
         {names[i - 1]: int(words[i]) for _, i in seen},
@@ -172,8 +169,7 @@ def _script_table() -> tuple[np.ndarray, tuple[str, ...], np.ndarray]:
     a letter of no listed script; ASCII letters are Latin), the names, and which numbers are unsegmented."""
     names = tuple(dict.fromkeys(script for _, _, script in _SCRIPT_RANGES))
     number = {name: i + 1 for i, name in enumerate(names)}
-    everything = "".join(map(chr, range(0x110000)))
-    is_letter = np.fromiter(map(str.isalpha, everything), dtype=bool, count=len(everything))
+    is_letter = (char_flags() & ALPHA) != 0
     scripts = np.full(0x110000, len(names) + 1, dtype=np.uint8)
     for first, last, script in _SCRIPT_RANGES:
         scripts[first : last + 1] = number[script]

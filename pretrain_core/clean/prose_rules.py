@@ -14,13 +14,13 @@ from functools import cached_property
 
 import numpy as np
 
+from pretrain_core.clean import ngram_kernel
 from pretrain_core.clean.config import ProseThresholds
 from pretrain_core.clean.words import has_letter, is_unsegmented_char, is_word, split_tokens
 
 _BULLETS = tuple("•‣⁃◦●▪■□·*-–−")
 _ELLIPSES = ("...", "…")
 _PUNCTUATION = string.punctuation + "“”‘’«»„"
-_HASH_BASE = np.uint64(1_000_003)
 
 
 @dataclass
@@ -231,41 +231,11 @@ def duplicate_shares(
     return repeats / len(items), repeated_chars / max(text_chars, 1)
 
 
-def _ngram_hashes(word_ids: np.ndarray, n: int) -> np.ndarray:
-    """A 64-bit polynomial hash of every word n-gram, position i for words i..i+n-1 (wrapping arithmetic)."""
-    count = word_ids.size - n + 1
-    if count <= 0:
-        return np.empty(0, dtype=np.uint64)
-    hashes = np.zeros(count, dtype=np.uint64)
-    for offset in range(n):
-        hashes = hashes * _HASH_BASE + word_ids[offset : offset + count]
-    return hashes
-
-
 def top_ngram_chars(doc: ProseDoc, n: int) -> int:
     """Characters of the words of the most frequent word n-gram times its count, when it occurs more than once."""
-    hashes = _ngram_hashes(doc.word_ids, n)
-    if hashes.size == 0:
-        return 0
-    _, first, counts = np.unique(hashes, return_index=True, return_counts=True)
-    top = int(np.argmax(counts))
-    if counts[top] < 2:
-        return 0
-    start = int(first[top])
-    return int(doc.word_lengths[start : start + n].sum()) * int(counts[top])
+    return int(ngram_kernel.top_ngram_chars(doc.word_ids, doc.word_lengths, n))
 
 
 def repeated_ngram_chars(doc: ProseDoc, n: int) -> int:
     """Characters of the words covered by any n-gram occurrence that is not the n-gram's first."""
-    hashes = _ngram_hashes(doc.word_ids, n)
-    if hashes.size == 0:
-        return 0
-    _, first, inverse = np.unique(hashes, return_index=True, return_inverse=True)
-    repeat_starts = np.flatnonzero(first[inverse] != np.arange(hashes.size))
-    if repeat_starts.size == 0:
-        return 0
-    coverage = np.zeros(doc.word_ids.size + 1, dtype=np.int64)
-    np.add.at(coverage, repeat_starts, 1)
-    np.add.at(coverage, repeat_starts + n, -1)
-    covered = np.cumsum(coverage[:-1]) > 0
-    return int(doc.word_lengths[covered].sum())
+    return int(ngram_kernel.repeated_ngram_chars(doc.word_ids, doc.word_lengths, n))

@@ -10,12 +10,12 @@ are typed (numba widens mixed signed/unsigned arithmetic to floats).
 from __future__ import annotations
 
 import functools
-import re
 
 import numba
 import numpy as np
 
-WORD, SPACE, DECIMAL = np.uint8(1), np.uint8(2), np.uint8(4)  # bits of `char_classes()`
+from pretrain_core.unicode_table import DECIMAL, SPACE, WORD, char_flags
+
 _SPACE_POINT, _NEWLINE_POINT, _ZERO_POINT = np.uint32(0x20), np.uint32(0x0A), np.uint32(0x30)
 _BASE = np.uint64(0x100000001B3)
 _LENGTH_SALT = np.uint64(0x9E3779B97F4A7C15)
@@ -36,27 +36,15 @@ UNSPACED_RANGES = np.array(
 
 
 @functools.cache
-def char_classes() -> np.ndarray:
-    """Per code point, the classes Python's `re` gives it: `\\w` (WORD), `\\s` (SPACE, what `str.split` splits at)
-    and `\\d` (DECIMAL). Taken from `re` itself so that the kernels split exactly where `normalize_text` does."""
-    everything = "".join(map(chr, range(0x110000)))
-    table = np.zeros(0x110000, dtype=np.uint8)
-    for bit, pattern in ((WORD, r"\w+"), (SPACE, r"\s+"), (DECIMAL, r"\d+")):
-        for run in re.finditer(pattern, everything):
-            table[run.start() : run.end()] |= bit
-    return table
-
-
-@functools.cache
 def word_characters(by_word_characters: bool) -> np.ndarray:
     """Per code point, 1 if it belongs to a word: `\\w` characters, or (punctuation kept) anything but whitespace."""
-    classes = char_classes()
-    inside = (classes & WORD) != 0 if by_word_characters else (classes & SPACE) == 0
+    flags = char_flags()
+    inside = (flags & WORD) != 0 if by_word_characters else (flags & SPACE) == 0
     return inside.astype(np.uint8)
 
 
 @numba.njit(cache=True, nogil=True)
-def compact_words(points, offsets, word, classes, zero_digits, out, out_offsets):
+def compact_words(points, offsets, word, flags, zero_digits, out, out_offsets):
     """Write each document's words (`word[c]` is 1 for their characters) joined by single spaces into `out` (CSR
     `out_offsets`, one slot more than `points`); with `zero_digits` every run of `\\d` is first one 0.
     Stores are unconditional and counts advance by 0 or 1, so the common loop has no branch to mispredict."""
@@ -69,7 +57,7 @@ def compact_words(points, offsets, word, classes, zero_digits, out, out_offsets)
         for i in range(offsets[doc], offsets[doc + 1]):
             point = points[i]
             if zero_digits:
-                if classes[point] & DECIMAL:
+                if flags[point] & DECIMAL:
                     if in_digits:
                         continue
                     in_digits = True

@@ -15,6 +15,7 @@ from typing import Literal
 import numpy as np
 
 from pretrain_core.dedup import kernels
+from pretrain_core.unicode_table import char_flags
 
 # What normalisation may ignore: letter case, punctuation (words only, split at anything else), digit values.
 Ignorable = Literal["case", "punctuation", "digits"]
@@ -82,7 +83,7 @@ def normalize_texts(texts: Sequence[str], ignore: Collection[Ignorable] = DEFAUL
     points = np.empty(raw.points.size + 1, dtype=raw.points.dtype)
     offsets = np.empty_like(raw.offsets)
     word = kernels.word_characters("punctuation" in ignore)
-    kernels.compact_words(raw.points, raw.offsets, word, kernels.char_classes(), "digits" in ignore, points, offsets)
+    kernels.compact_words(raw.points, raw.offsets, word, char_flags(), "digits" in ignore, points, offsets)
     return CodePoints(points[: offsets[-1]], offsets)
 
 

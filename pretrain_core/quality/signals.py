@@ -22,13 +22,16 @@ from functools import cache, cached_property
 
 import ftfy.badness
 import numpy as np
+from ftfy.badness import MOJIBAKE_CATEGORIES
 
 from pretrain_core.clean import prose_rules
 from pretrain_core.clean.langid import script_counts
 from pretrain_core.clean.words import has_letter
 from pretrain_core.quality.reference import shipped_records
+from pretrain_core.unicode_table import FlagCounts, flag_counts
 
 _PUNCTUATION = string.punctuation + "“”‘’«»„"
+_MOJIBAKE_COMMON = ("common", "lower_common", "upper_common")
 _TERMINAL = tuple(".!?:;\"'»”)。！？：；」』）")
 _BULLETS = tuple("•‣⁃◦●▪■□·*-–−")
 # The words of Cicero's passage that lorem-ipsum generators draw from (the 40 most used).
@@ -106,6 +109,12 @@ _DIGIT_LINE = re.compile(r"^[\d\s.,:;%+\-/()|]+$")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ENCODED_TOKEN = re.compile(r"[A-Za-z0-9+/=]{40,}")
 _HEX_LITERAL = re.compile(r"\b0[xX][0-9a-fA-F]+\b")
+# Every sequence ftfy.badness counts holds a character of one of its categories other than the common ones (Latin-1
+# punctuation, Greek, Cyrillic), or "Ђ" (Windows-1251 mojibake of U+2000-range punctuation): text with none of
+# them has no badness, and is not scanned (tests/quality/test_signals.py checks this against ftfy).
+_MOJIBAKE_PRONE = re.compile(
+    "[" + "".join(chars for name, chars in MOJIBAKE_CATEGORIES.items() if name not in _MOJIBAKE_COMMON) + "\u0402]"
+)
 FUNCTION_WORDS_PER_LANGUAGE = 50
 _SCRIPT_SAMPLE_CHARS = 2000
 _COMMENT_START = ("#", "//", "/*", "*", "--", '"""', "'''", "<!--", ";")
@@ -148,8 +157,17 @@ class ProseView(prose_rules.ProseDoc):
     lang: str = ""
 
     @cached_property
+    def flags(self) -> FlagCounts:
+        return flag_counts(self.text)
+
+    @cached_property
     def letters(self) -> int:
-        return sum(map(str.isalpha, self.text))
+        return self.flags.alpha
+
+    @cached_property
+    def folded_words(self) -> list[str]:
+        """The words lower-cased, edge punctuation stripped: what the word lists (function words, lorem) hold."""
+        return [_folded(word) for word in self.words]
 
 
 def _function_word_share(doc: ProseView) -> float:
@@ -158,12 +176,16 @@ def _function_word_share(doc: ProseView) -> float:
     words = function_words().get(doc.lang)
     if words is None:
         return math.nan
-    return _share(sum(_folded(word) in words for word in doc.words), len(doc.words))
+    return _share(sum(word in words for word in doc.folded_words), len(doc.words))
 
 
 @dataclass
 class CodeView:
     text: str
+
+    @cached_property
+    def flags(self) -> FlagCounts:
+        return flag_counts(self.text)
 
     @cached_property
     def lines(self) -> list[str]:
@@ -183,7 +205,9 @@ def _lines_share(lines: list[str], test: Callable[[str], bool]) -> float:
 
 
 def _links(text: str) -> int:
-    return len(_URL.findall(text)) + (len(_EMAIL.findall(text)) if "@" in text else 0)
+    # A URL holds "://" or (any case) "www."; an e-mail address "@": most texts skip the scans.
+    urls = len(_URL.findall(text)) if "://" in text or "www." in text.lower() else 0
+    return urls + (len(_EMAIL.findall(text)) if "@" in text else 0)
 
 
 def _dominant_script_share(doc: ProseView) -> float:
@@ -196,9 +220,15 @@ def _dominant_script_share(doc: ProseView) -> float:
 
 def _mojibake(doc: ProseView) -> float:
     """ftfy's count of character sequences typical of mis-decoded text, per 100 letters."""
-    if doc.text.isascii():
-        return 0.0  # mis-decoding leaves non-ASCII characters behind
+    if doc.text.isascii() or not _MOJIBAKE_PRONE.search(doc.text[:20_000]):
+        return 0.0  # every sequence ftfy counts holds one of these characters
     return min(_share(100.0 * ftfy.badness.badness(doc.text[:20_000]), min(doc.letters, 20_000)), 10.0)
+
+
+def _boilerplate_line_share(doc: ProseView) -> float:
+    if not _BOILERPLATE.search(doc.text):
+        return 0.0  # lines are stripped pieces of the text: none can hold a marker the text does not
+    return _lines_share(doc.lines, lambda line: bool(_BOILERPLATE.search(line)))
 
 
 def _repeated_ngram_share(n: int) -> Callable[[ProseView], float]:
@@ -224,11 +254,11 @@ PROSE_SIGNALS: tuple[Signal, ...] = (
     Signal("terminal_line_share", lambda d: _lines_share(d.lines, lambda x: x.endswith(_TERMINAL)), "C4"),
     Signal("short_line_share", lambda d: _lines_share(d.lines, lambda x: len(x.split()) < 4), "FineWeb"),
     Signal("digit_line_share", lambda d: _lines_share(d.lines, lambda x: bool(_DIGIT_LINE.match(x))), "tables"),
-    Signal("boilerplate_line_share", lambda d: _lines_share(d.lines, lambda x: bool(_BOILERPLATE.search(x))), "C4"),
+    Signal("boilerplate_line_share", _boilerplate_line_share, "C4"),
     Signal("url_token_share", lambda d: _share(_links(d.text), len(d.tokens)), "links and e-mail addresses"),
     Signal(
         "lorem_word_share",
-        lambda d: _share(sum(w.lower().strip(_PUNCTUATION) in LOREM_WORDS for w in d.words), len(d.words)),
+        lambda d: _share(sum(w in LOREM_WORDS for w in d.folded_words), len(d.words)),
         "words of lorem ipsum (C4)",
     ),
     Signal(
@@ -246,8 +276,8 @@ PROSE_SIGNALS: tuple[Signal, ...] = (
     Signal("top_4gram_char_share", _top_ngram_share(4), "Gopher"),
     Signal("repeated_5gram_char_share", _repeated_ngram_share(5), "Gopher"),
     Signal("repeated_8gram_char_share", _repeated_ngram_share(8), "Gopher"),
-    Signal("digit_char_share", lambda d: _share(sum(map(str.isdigit, d.text)), len(d.text)), "digits"),
-    Signal("upper_letter_share", lambda d: _share(sum(map(str.isupper, d.text)), d.letters), "capitals of letters"),
+    Signal("digit_char_share", lambda d: _share(d.flags.digit, len(d.text)), "digits"),
+    Signal("upper_letter_share", lambda d: _share(d.flags.upper, d.letters), "capitals of letters"),
     Signal("mojibake_per_100_letters", _mojibake, "ftfy's badness"),
     Signal("replacement_char_share", lambda d: _share(d.text.count("\ufffd"), len(d.text)), "U+FFFD"),
     Signal("dominant_script_share", _dominant_script_share, "letters in the most used script"),
@@ -264,8 +294,8 @@ CODE_SIGNALS: tuple[Signal, ...] = (
     Signal("log_mean_line_length", lambda d: math.log1p(_share(len(d.text), len(d.lines))), "The Stack"),
     Signal("log_max_line_length", lambda d: math.log1p(max(map(len, d.lines))), "The Stack"),
     Signal("long_line_share", lambda d: _lines_share(d.lines, lambda x: len(x) > 200), "lines over 200 characters"),
-    Signal("alnum_share", lambda d: _share(sum(map(str.isalnum, d.text)), len(d.text)), "StarCoder"),
-    Signal("space_share", lambda d: _share(sum(map(str.isspace, d.text)), len(d.text)), "whitespace"),
+    Signal("alnum_share", lambda d: _share(d.flags.word - d.text.count("_"), len(d.text)), "StarCoder"),
+    Signal("space_share", lambda d: _share(d.flags.space, len(d.text)), "whitespace"),
     Signal("blank_line_share", lambda d: _lines_share(d.lines, lambda x: not x.strip()), "layout"),
     Signal("indented_line_share", lambda d: _lines_share(d.lines, lambda x: x[:1] in (" ", "\t")), "layout"),
     Signal("comment_line_share", _comment_line_share, "lines that start a comment"),
@@ -283,7 +313,7 @@ CODE_SIGNALS: tuple[Signal, ...] = (
     Signal("unique_identifier_share", lambda d: _share(len(set(d.identifiers)), len(d.identifiers)), "distinct names"),
     Signal("hex_literal_share", lambda d: _share(len(_HEX_LITERAL.findall(d.text)), len(d.identifiers) + 1), ""),
     Signal("encoded_token_chars", lambda d: _share(sum(map(len, _ENCODED_TOKEN.findall(d.text))), len(d.text)), ""),
-    Signal("digit_char_share", lambda d: _share(sum(map(str.isdigit, d.text)), len(d.text)), "number arrays"),
+    Signal("digit_char_share", lambda d: _share(d.flags.digit, len(d.text)), "number arrays"),
     Signal(
         "duplicate_line_share",
         lambda d: prose_rules.duplicate_shares([x.strip() for x in d.lines if x.strip()], len(d.text))[0],

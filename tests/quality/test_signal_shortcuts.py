@@ -1,0 +1,90 @@
+"""The signals' shortcuts (one compiled pass for character counts, scans skipped when a text cannot match) give
+exactly what the plain definitions give, on every item of the labelled quality set (mojibake, boilerplate, link
+spam, code in three languages, prose in seven) and on random text."""
+
+from __future__ import annotations
+
+import math
+import string
+
+import ftfy.badness
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pretrain_core.quality import signals
+from pretrain_core.quality.signals import CODE_SIGNAL_NAMES, PROSE_SIGNAL_NAMES, code_signals, prose_signals
+from tests.quality.conftest import _labelled_items
+
+_PUNCTUATION = string.punctuation + "“”‘’«»„"
+
+
+def _share(part: float, whole: float) -> float:
+    return part / whole if whole else 0.0
+
+
+def plain_prose(text: str, lang: str) -> dict[str, float]:
+    """The prose signals the shortcuts touch, by their plain definitions."""
+    doc = signals.ProseView(text, frozenset(), 0.5, 2, lang)
+    letters = sum(map(str.isalpha, text))
+    mojibake = 0.0
+    if not text.isascii():
+        mojibake = min(_share(100.0 * ftfy.badness.badness(text[:20_000]), min(letters, 20_000)), 10.0)
+    links = len(signals._URL.findall(text)) + (len(signals._EMAIL.findall(text)) if "@" in text else 0)
+    folded = [w.lower().strip(_PUNCTUATION) for w in doc.words]
+    words = signals.function_words().get(lang)
+    return {
+        "digit_char_share": _share(sum(map(str.isdigit, text)), len(text)),
+        "upper_letter_share": _share(sum(map(str.isupper, text)), letters),
+        "mojibake_per_100_letters": mojibake,
+        "boilerplate_line_share": _share(sum(bool(signals._BOILERPLATE.search(x)) for x in doc.lines), len(doc.lines)),
+        "url_token_share": _share(links, len(doc.tokens)),
+        "lorem_word_share": _share(sum(w in signals.LOREM_WORDS for w in folded), len(doc.words)),
+        "function_word_share": math.nan if words is None else _share(sum(w in words for w in folded), len(doc.words)),
+    }
+
+
+def plain_code(text: str) -> dict[str, float]:
+    return {
+        "alnum_share": _share(sum(map(str.isalnum, text)), len(text)),
+        "space_share": _share(sum(map(str.isspace, text)), len(text)),
+        "digit_char_share": _share(sum(map(str.isdigit, text)), len(text)),
+    }
+
+
+def _check_prose(text: str, lang: str) -> None:
+    ours = dict(zip(PROSE_SIGNAL_NAMES, prose_signals(text, lang).tolist(), strict=True))
+    for name, value in plain_prose(text, lang).items():
+        assert ours[name] == value or (math.isnan(ours[name]) and math.isnan(value)), (name, text[:80])
+
+
+def _check_code(text: str) -> None:
+    ours = dict(zip(CODE_SIGNAL_NAMES, code_signals(text).tolist(), strict=True))
+    for name, value in plain_code(text).items():
+        assert ours[name] == value, (name, text[:80])
+
+
+def test_every_labelled_item_gets_the_plain_values() -> None:
+    items = _labelled_items()
+    assert {item.get("kind", "good") for item in items} >= {"mojibake", "boilerplate", "good"}
+    for item in items:
+        if item.get("domain") == "code":
+            _check_code(item["text"])
+        else:
+            _check_prose(item["text"], item["lang"])
+
+
+def test_text_with_no_mojibake_prone_character_has_no_badness() -> None:
+    common = "".join(ftfy.badness.MOJIBAKE_CATEGORIES[name] for name in ("common", "lower_common", "upper_common"))
+    alphabet = string.printable + "\u00a0\u00ad·´–—―…’" + "ΑΒΓΔαβγάέ" + "ЁАБВГДЯабвгяўџ" + common[:8]
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        text = "".join(rng.choice(list(alphabet), size=5000))
+        assert not signals._MOJIBAKE_PRONE.search(text) and ftfy.badness.badness(text) == 0
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=120), st.sampled_from(["en", "de", "ru", "zh", "xx"]))
+def test_any_text_gets_the_plain_values(text: str, lang: str) -> None:
+    _check_prose(text, lang)
+    _check_code(text)
