@@ -182,7 +182,11 @@ class CorpusPipeline:
                 return dict(own(self.inputs(name), self.cfg, shared, artifact_dir))
             return dict(own([job.partial_url for job in self._fit_map_plan(name)], self.cfg, shared, artifact_dir))
 
+        fitted_before = self._fit_done(name)
         fitted = self._cached_fit(name, self._fit_dir(name), fit, self.fit_hash(name), self._fit_job_seconds)
+        reduce = None if fitted_before else self._reduce(name)
+        if reduce is not None:  # recorded just now, its time included: its scratch can go
+            reduce.discard_intermediates()
         return {**shared, **fitted}
 
     def fit_map_jobs(self, name: str) -> list[FitMapJob]:

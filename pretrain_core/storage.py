@@ -148,6 +148,15 @@ def list_files(url: str, suffix: str = "") -> list[str]:
     return [_with_scheme(url, p) for p in found]
 
 
+def list_dirs(url: str) -> list[str]:
+    """The directories directly under ``url``, sorted (none when it does not exist)."""
+    fs, path = filesystem(url)
+    if not fs.isdir(path):
+        return []
+    found = sorted(entry["name"] for entry in fs.ls(path, detail=True) if entry["type"] == "directory")
+    return [_with_scheme(url, p) for p in found]
+
+
 @contextmanager
 def atomic_open(url: str, mode: str = "wb") -> Iterator[IO[Any]]:
     """Open ``url`` for writing under a temporary name; rename into place only if the block succeeds."""

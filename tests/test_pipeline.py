@@ -201,7 +201,28 @@ def test_a_fit_with_a_per_shard_part_resumes_shard_by_shard_and_counts_every_par
     assert pipeline.fit_map_jobs("dedup") == jobs[1:]
     made = storage.read_json(jobs[0].marker_url)["seconds"]
 
+    ran: list[str] = []
+    run_fit_map = pipeline.run_fit_map
+    pipeline.run_fit_map = lambda name, job: ran.append(job.input_url) or run_fit_map(name, job)  # type: ignore[method-assign]
     manifest = pipeline.run_stage("dedup")
-    assert storage.read_json(jobs[0].marker_url)["seconds"] == made  # not redone
+    assert ran == [job.input_url for job in jobs[1:]]  # the part already made was not made again
     assert pipeline.fit_map_jobs("dedup") == [] and manifest.fit_seconds >= made > 0
     assert manifest.docs_out <= manifest.docs_in
+
+
+def test_a_recorded_dedup_fit_keeps_its_artifacts_and_drops_its_scratch(small_config_file: Path) -> None:
+    """Once the fit is recorded, the partials and the reduce's shuffles go (they are several times the corpus);
+    the clusters the stage reads, the texts a later build matches against and the job markers stay."""
+    pipeline = CorpusPipeline(load_config(small_config_file))
+    for stage in ("ingest", "clean"):
+        pipeline.run_stage(stage)
+    partials = [job.partial_url for job in pipeline.fit_map_jobs("dedup")]
+    first = pipeline.run_stage("dedup")
+    assert partials and not any(storage.exists(url) for url in partials)
+    fit_dir = Path(pipeline.root("dedup"), "artifacts", "fits", pipeline.fit_hash("dedup"))
+    assert sorted(p.name for p in (fit_dir / "reduce").iterdir()) == ["_jobs", "clusters", "texts"]
+    index = storage.read_json(str(fit_dir / "index.json"))
+    assert index["texts"] and all(storage.exists(url) for url in index["texts"])
+    again = pipeline.run_stage("dedup")  # done: nothing to redo, nothing missing
+    assert pipeline.fit_map_jobs("dedup") == [] and pipeline.fit_reduce_jobs("dedup") == []
+    assert (again.docs_in, again.docs_out) == (first.docs_in, first.docs_out)
