@@ -80,5 +80,8 @@ def test_parts_file_reads_each_part_alone(tmp_path: Path, scheme: str, request: 
             assert storage.read_parquet_part(url, index).equals(part), index
         with pytest.raises(Exception, match="num_row_groups"):
             storage.read_parquet_part(url, len(parts))
+        rewritten = [_table(), _table().slice(0, 0)]  # a file written again is read again (its footer too)
+        storage.write_parquet_parts(url, rewritten)
+        assert [storage.read_parquet_part(url, i).num_rows for i in range(2)] == [rewritten[0].num_rows, 0]
     finally:
         storage.set_storage_options("s3")
