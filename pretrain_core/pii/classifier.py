@@ -27,6 +27,7 @@ from safetensors import SafetensorError
 from pretrain_core import storage
 from pretrain_core.pii.address_patterns import find_addresses
 from pretrain_core.pii.cjk_names import CjkNames, has_cjk_cue
+from pretrain_core.pii.key_index import KeyIndex
 from pretrain_core.pii.latin_names import cued_names, further_mentions, sentence_start
 from pretrain_core.pii.name_lists import chinese_surnames, japanese_names
 from pretrain_core.pii.spans import Span
@@ -120,6 +121,7 @@ class NameAddressTagger:
             [*chinese_surnames(), *single], [*family, *featurizer.cjk_family, *single], [*given, *featurizer.cjk_given]
         )
         self.keys = keys.astype(np.int64)
+        self.index = KeyIndex.of(self.keys)
         self.weights = weights.astype(np.float32)
         self.bias = bias.astype(np.float32)
 
@@ -149,7 +151,7 @@ class NameAddressTagger:
         """Label probabilities of every candidate token of every text, computed for the batch at once."""
         token_lists = [token_texts(text) for text in texts]
         keys, candidates = self.featurizer.candidate_keys(token_lists)
-        rows = feature_rows(self.keys, keys)
+        rows = self.index.rows_of(keys)  # what feature_rows(self.keys, keys) gives, by hashing
         logits = np.tile(self.bias, (len(rows), 1))
         for kind in range(rows.shape[1]):  # one feature kind at a time: no (tokens x kinds x classes) array
             logits += self.weights[rows[:, kind]]
