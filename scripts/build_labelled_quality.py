@@ -90,11 +90,12 @@ REFERENCE_CODE_CHARS = 260_000  # per programming language
 CODE_ITEM_CHARS = 5000
 REFERENCE_SHARE = 0.5  # of the pages of each shared source
 
-# The installed files read, recorded once into data/reference/quality-sources (its README: packages, licences).
-SOURCES = SourceSnapshot(REPO / "data/reference/quality-sources/sources.tar.xz", ("/usr/", "/var/lib/dpkg/"))
-HANDBOOK = "/usr/share/doc/debian-handbook/html"
-FAQ = "/usr/share/doc/debian/FAQ"
-STDLIB = "/usr/lib/python3.11"
+# The installed files read, recorded once into data/reference/quality-sources (its README: packages, licences);
+# paths below are members of that archive, relative to the root of the machine that recorded it.
+SOURCES = SourceSnapshot(REPO / "data/reference/quality-sources/sources.tar.xz", ("usr/", "var/lib/dpkg/"))
+HANDBOOK = "usr/share/doc/debian-handbook/html"
+FAQ = "usr/share/doc/debian/FAQ"
+STDLIB = "usr/lib/python3.11"
 DEMO = REPO / "pretrain_core" / "data" / "demo"
 REFERENCE_DIR = REPO / "data" / "reference"
 LOCALES = {"en": "en-US", "de": "de-DE", "fr": "fr-FR", "es": "es-ES", "ru": "ru-RU", "ja": "ja-JP", "zh": "zh-CN"}
@@ -770,7 +771,7 @@ class Package:
 
 def installed_packages() -> list[Package]:
     packages = []
-    for stanza in SOURCES.path("/var/lib/dpkg/status").read_text(encoding="utf-8").split("\n\n"):
+    for stanza in SOURCES.path("var/lib/dpkg/status").read_text(encoding="utf-8").split("\n\n"):
         fields = dict(re.findall(r"^([A-Za-z-]+): (.*)$", stanza, flags=re.M))
         if "Package" in fields and "Version" in fields and fields.get("Installed-Size", "").isdigit():
             packages.append(
@@ -792,7 +793,7 @@ class Catalogue:
         if lang == "en":
             return
         for domain in ("apt", "dpkg", "libapt-pkg6.0"):
-            path = SOURCES.path(f"/usr/share/locale/{GETTEXT_LOCALES[lang]}/LC_MESSAGES/{domain}.mo")
+            path = SOURCES.path(f"usr/share/locale/{GETTEXT_LOCALES[lang]}/LC_MESSAGES/{domain}.mo")
             with path.open("rb") as handle:
                 catalog = gettext.GNUTranslations(handle)._catalog  # type: ignore[attr-defined]
             self.messages.update({k: v for k, v in catalog.items() if isinstance(k, str) and k})
@@ -887,7 +888,7 @@ CPP_MARK = re.compile(r"\bnamespace\b|\btemplate\s*<|\bclass\s+\w+\s*[:{]|\bpubl
 
 def installed(folder: str, pattern: str) -> list[Path]:
     """The installed files in `folder` matching `pattern`, sorted (a listing the source snapshot keeps)."""
-    return SOURCES.listing(f"{folder}/{pattern}", lambda: sorted(SOURCES.path(folder).glob(pattern)))
+    return SOURCES.listing(f"/{folder}/{pattern}", lambda: sorted(SOURCES.path(folder).glob(pattern)))
 
 
 def code_key(path: Path) -> str:
@@ -907,14 +908,14 @@ def hand_written(lang: str) -> list[Path]:
         files = [p for p in stdlib.rglob("*.py") if not set(p.relative_to(stdlib).parts[:-1]) & set(skip)]
         files = [p for p in files if not p.name.startswith("_sysconfigdata")]
     elif lang == "c":
-        headers = SOURCES.path("/usr/include").rglob("*.h")
+        headers = SOURCES.path("usr/include").rglob("*.h")
         files = [p for p in headers if not any(d.startswith(CPP_DIRS) for d in p.parts)]
-        files += [p for base in ("/usr/share/doc", "/usr/share/vim") for p in SOURCES.path(base).rglob("*.c")]
+        files += [p for base in ("usr/share/doc", "usr/share/vim") for p in SOURCES.path(base).rglob("*.c")]
     else:
-        files = [p for p in SOURCES.path("/usr/lib/node_modules/npm").rglob("*.js") if ".min." not in p.name]
+        files = [p for p in SOURCES.path("usr/lib/node_modules/npm").rglob("*.js") if ".min." not in p.name]
         files += [
-            SOURCES.path("/usr/share/javascript/jquery/jquery.js"),
-            SOURCES.path("/usr/share/javascript/underscore/underscore.js"),
+            SOURCES.path("usr/share/javascript/jquery/jquery.js"),
+            SOURCES.path("usr/share/javascript/underscore/underscore.js"),
         ]
     kept = []
     for path in sorted(set(files)):
@@ -1146,8 +1147,8 @@ def binary_sources() -> list[Path]:
 
 
 def binary_files() -> list[Path]:
-    files = sorted(SOURCES.path("/usr/share/icons/hicolor").rglob("*.png")) + sorted(
-        SOURCES.path("/usr/share/locale/de/LC_MESSAGES").glob("*.mo")
+    files = sorted(SOURCES.path("usr/share/icons/hicolor").rglob("*.png")) + sorted(
+        SOURCES.path("usr/share/locale/de/LC_MESSAGES").glob("*.mo")
     )
     return [p for p in files if 1500 <= p.stat().st_size <= 60_000 and not p.is_symlink()]
 
@@ -1160,7 +1161,7 @@ def real_generated_python() -> list[Path]:
 def generated_modules() -> list[Path]:
     encodings = SOURCES.path(f"{STDLIB}/encodings")
     files = sorted(encodings.glob("cp*.py")) + sorted(encodings.glob("mac_*.py"))
-    files += sorted(SOURCES.path("/usr/lib/python3/dist-packages/google/protobuf").rglob("*_pb2.py"))
+    files += sorted(SOURCES.path("usr/lib/python3/dist-packages/google/protobuf").rglob("*_pb2.py"))
     files += [SOURCES.path(f"{STDLIB}/pydoc_data/topics.py")]
     return [p for p in files if p.stat().st_size >= 3000]
 

@@ -27,7 +27,8 @@ LISTINGS = "listings.json"  # archive member: {key: [host path, ...]} for every 
 
 
 class SourceSnapshot:
-    """Host files under `roots`, read from the host while recording and from `archive` otherwise."""
+    """Installed files under `roots` (paths relative to the file system's root), read from this machine while
+    recording and from `archive` otherwise."""
 
     def __init__(self, archive: Path, roots: tuple[str, ...]) -> None:
         self.archive = archive
@@ -57,9 +58,9 @@ class SourceSnapshot:
         self.root = extracted / "files"
         self.listings = json.loads((extracted / LISTINGS).read_text(encoding="utf-8"))
 
-    def path(self, host_path: str) -> Path:
-        """Where the host file `host_path` (absolute) is read from in this run."""
-        return self.root / host_path.lstrip("/")
+    def path(self, member: str) -> Path:
+        """Where the file `member` (a path relative to the recording machine's root) is read from in this run."""
+        return self.root / member
 
     def name(self, path: Path) -> str:
         """The host path of a file served by `path()`: what ids, ranks and notes use."""
@@ -78,7 +79,7 @@ class SourceSnapshot:
             return paths
         if key not in self.listings:
             raise SystemExit(f"{self.archive}: no listing {key!r}; record the sources again with --record-sources")
-        return [self.path(name) for name in self.listings[key]]
+        return [self.path(name.lstrip("/")) for name in self.listings[key]]  # stored as `name()` gives them
 
     def save(self) -> None:
         """Write the archive of what was recorded: the opened files and the listings, in a stable order."""
@@ -107,7 +108,7 @@ class SourceSnapshot:
         if event != "open" or self._paused or not isinstance(args[0], str | bytes | os.PathLike):
             return
         name = os.path.abspath(os.fsdecode(args[0]))
-        if name.startswith(self.roots) and os.path.isfile(name):
+        if name.lstrip("/").startswith(self.roots) and os.path.isfile(name):
             self.opened.add(name)
 
 

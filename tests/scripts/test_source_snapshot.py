@@ -29,19 +29,20 @@ def test_a_recorded_build_replays_from_the_archive_alone(tmp_path: Path, scripts
     archive = tmp_path / "shipped" / "sources.tar.xz"
 
     def build(snapshot: object) -> list[tuple[str, str]]:
-        files = snapshot.listing("docs", lambda: sorted(snapshot.path(f"{host}/docs").glob("*.txt")))  # type: ignore[attr-defined]
+        files = snapshot.listing("docs", lambda: sorted(snapshot.path(f"{relative}/docs").glob("*.txt")))  # type: ignore[attr-defined]
         return [(snapshot.name(p), p.read_text(encoding="utf-8")) for p in files[:2]]  # type: ignore[attr-defined]
 
-    recorder = source_snapshot.SourceSnapshot(archive, (f"{host}/",))
+    relative = str(host).lstrip("/")  # archive members are relative to the root
+    recorder = source_snapshot.SourceSnapshot(archive, (f"{relative}/",))
     recorder.start(record=True)
     recorded = build(recorder)
     recorder.save()
     (host / "docs" / "a.txt").write_text("changed after recording", encoding="utf-8")
 
-    replayer = source_snapshot.SourceSnapshot(archive, (f"{host}/",))
+    replayer = source_snapshot.SourceSnapshot(archive, (f"{relative}/",))
     replayer.start(record=False)
     assert build(replayer) == recorded == [(f"{host}/docs/a.txt", "alpha"), (f"{host}/docs/b.txt", "beta")]
-    assert not replayer.path(f"{host}/docs/c.txt").exists()  # listed, never read: not shipped
+    assert not replayer.path(f"{relative}/docs/c.txt").exists()  # listed, never read: not shipped
 
 
 def test_the_shipped_quality_set_is_what_its_builder_makes_from_the_shipped_sources(scripts_on_path: None) -> None:
