@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 
 from pretrain_core.dedup import kernels
-from pretrain_core.unicode_table import char_flags
+from pretrain_core.unicode_table import char_flags, code_points
 
 # What normalisation may ignore: letter case, punctuation (words only, split at anything else), digit values.
 Ignorable = Literal["case", "punctuation", "digits"]
@@ -38,10 +38,7 @@ class CodePoints:
         lengths = np.fromiter(map(len, texts), dtype=np.int64, count=len(texts))
         offsets = np.zeros(len(texts) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
-        joined = "".join(texts)
-        if joined.isascii():
-            return CodePoints(np.frombuffer(joined.encode("ascii"), dtype=np.uint8), offsets)
-        return CodePoints(np.frombuffer(joined.encode("utf-32-le", errors="surrogatepass"), dtype=np.uint32), offsets)
+        return CodePoints(code_points("".join(texts)), offsets)
 
     def texts(self) -> list[str]:
         data = self.points.tobytes()

@@ -95,9 +95,9 @@ def sketch_shard(input_url: str, cfg: DedupConfig, partial_url: str) -> None:
 def _sketch_columns(rows: int, firsts: np.ndarray, sketches: Sketches | None) -> tuple[pa.Array, pa.Array, pa.Array]:
     """A batch's `shingle_count`, `sketch` and `shingles` columns, built from arrays: set on the rows `firsts` (the
     first of each exact key), null elsewhere."""
-    missing = np.ones(rows, dtype=bool)
     if sketches is None:
         return pa.nulls(rows, pa.int64()), pa.nulls(rows, pa.binary()), pa.nulls(rows, pa.list_(pa.uint64()))
+    missing = np.ones(rows, dtype=bool)
     missing[firsts] = False
     sizes = np.zeros(rows, dtype=np.int64)
     sizes[firsts] = sketches.sizes
