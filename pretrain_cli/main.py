@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from pretrain_cli.model_commands import MODEL_COMMANDS, add_model_commands, run_model_command
 from pretrain_core.config import ConfigError, PipelineConfig, load_config
 from pretrain_core.stages import CORPUS
 from pretrain_eval.stage_quality import PARTS
@@ -23,6 +24,9 @@ examples:
   pretrain stage dedup --input docs.jsonl.gz --output out/dedup
   pretrain config show --set mixture.weights.code=0.2
   pretrain stage-report                         # every data stage on its labelled set, against baselines
+  pretrain generate outputs/demo/train --prompt "The licence" --strategy beam
+  pretrain export outputs/demo/train --format safetensors --output outputs/demo/export
+  pretrain serve outputs/demo/export --port 8000  # POST /generate on 127.0.0.1
 """
 
 
@@ -107,6 +111,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     report.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown to FILE")
 
+    add_model_commands(commands)
+
     config = commands.add_parser("config", help="show or validate a pipeline config")
     config.add_argument("action", choices=("show", "validate"), help="show: print the resolved YAML; validate")
     _add_config_args(config)
@@ -184,6 +190,8 @@ def main(argv: list[str] | None = None) -> int:
             _run_stage(args)
         elif args.command == "stage-report":
             return _stage_report(args)
+        elif args.command in MODEL_COMMANDS:
+            return run_model_command(args)
         elif args.command == "corpus":
             from flows.corpus_rebuild import corpus_rebuild
 

@@ -129,6 +129,12 @@ def exists(url: str) -> bool:
     return bool(fs.exists(path))
 
 
+def size(url: str) -> int:
+    """Bytes of the file at ``url``."""
+    fs, path = filesystem(url)
+    return int(fs.size(path))
+
+
 def _with_scheme(url: str, path: str) -> str:
     """A path as the filesystem lists it, turned back into a URL with the caller's scheme (local paths stay paths)."""
     if "://" not in url:

@@ -12,6 +12,8 @@ from pathlib import Path
 CORE = Path(__file__).resolve().parent.parent / "pretrain_core"
 ORCHESTRATION = {"prefect", "prefect_dask", "tasks", "flows", "pretrain_eval"}
 EVAL_EXTRA = {"matplotlib", "sklearn", "scipy", "faker", "tokenizers", "mimesis"}
+EXPORT_EXTRA = {"onnx", "onnxruntime", "onnxscript"}
+ONNX_MODULE = "export/onnx_format.py"  # the one module built on the export extra: imported only where ONNX is asked
 
 
 def _imported_modules(nodes: list[ast.AST]) -> set[str]:
@@ -40,12 +42,22 @@ def test_core_never_imports_prefect_or_the_orchestration_layers() -> None:
     assert len(offenders) > 10  # the walk really saw the library
 
 
-def test_core_imports_no_eval_extra_at_module_level() -> None:
+def test_core_imports_no_optional_extra_at_module_level() -> None:
+    extras = EVAL_EXTRA | EXPORT_EXTRA
+    modules = _library_modules()
     offenders = {
-        name: sorted(m for m in _imported_modules(list(tree.body)) if m.split(".")[0] in EVAL_EXTRA)
-        for name, tree in _library_modules().items()
+        name: sorted(m for m in _imported_modules(list(tree.body)) if m.split(".")[0] in extras)
+        for name, tree in modules.items()
+        if name != ONNX_MODULE
     }
     assert {k: v for k, v in offenders.items() if v} == {}
+    onnx_importers = [
+        name
+        for name, tree in modules.items()
+        if "pretrain_core.export.onnx_format" in _imported_modules(list(tree.body))
+    ]
+    assert onnx_importers == []
+    assert EXPORT_EXTRA & _imported_modules(list(modules[ONNX_MODULE].body))  # the exemption is still needed
 
 
 def test_the_config_models_load_without_torch() -> None:

@@ -18,14 +18,15 @@ import torch
 from pydantic import BaseModel
 
 from pretrain_core import storage
+from pretrain_core.generate.config import GenerationConfig
+from pretrain_core.generate.decode import generate
 from pretrain_core.train.allocator import keep_freed_memory
 from pretrain_core.train.checkpoint import (
-    MANIFEST,
     evaluation_url,
-    latest_checkpoint,
     load_model,
     prune_as_configured,
     read_meta,
+    resolve_checkpoint,
 )
 from pretrain_core.train.config import EvalConfig
 from pretrain_core.train.data import load_sequences
@@ -53,7 +54,7 @@ class SplitResult(BaseModel):
 
 class Sample(BaseModel):
     prompt: str
-    mode: str  # greedy | top_k
+    mode: str  # greedy | sample
     completion: str
 
 
@@ -66,16 +67,6 @@ class EvalResult(BaseModel):
     samples: list[Sample]
     seconds: float
     config: dict[str, Any] = {}  # the EvalConfig it ran under: a rerun with the same settings reuses the result
-
-
-def resolve_checkpoint(url: str) -> str:
-    """A checkpoint directory as is; a training output directory resolves to its latest complete checkpoint."""
-    if storage.exists(storage.join(url, MANIFEST)):
-        return url
-    latest = latest_checkpoint(url)
-    if latest is None:
-        raise FileNotFoundError(f"{url} is neither a complete checkpoint nor a training output with one")
-    return latest
 
 
 def token_byte_lengths(tokenizer: spm.SentencePieceProcessor) -> np.ndarray:
@@ -142,24 +133,25 @@ def score_split(
     )
 
 
-@torch.no_grad()
 def generate_samples(model: GPT, tokenizer: spm.SentencePieceProcessor, cfg: EvalConfig) -> list[Sample]:
-    """A greedy and a top-k completion of every prompt (top-k seeded, so reruns print the same text); none for a
+    """A greedy and a sampled (top-k, seeded: reruns print the same text) completion of every prompt; none for a
     masked-objective model, which cannot generate."""
     if not model.args.causal:
         return []
-    device = next(model.parameters()).device
-    generator = torch.Generator(device=device).manual_seed(cfg.seed)
+    sampled = GenerationConfig(
+        strategy="sample",
+        max_new_tokens=cfg.max_new_tokens,
+        temperature=cfg.temperature,
+        top_k=cfg.top_k,
+        seed=cfg.seed,
+    )
     samples = []
     for prompt in cfg.prompts:
-        ids = tokenizer.encode(prompt) or [max(tokenizer.bos_id(), 0)]
-        context = torch.tensor([ids], dtype=torch.long, device=device)
-        for mode, top_k in (("greedy", None), ("top_k", cfg.top_k)):
-            out = model.generate(
-                context, cfg.max_new_tokens, top_k=top_k, temperature=cfg.temperature, generator=generator
+        for mode in ("greedy", "sample"):
+            out = generate(
+                model, tokenizer.encode(prompt), sampled.model_copy(update={"strategy": mode}), tokenizer.eos_id()
             )
-            completion = tokenizer.decode(out[0, len(ids) :].tolist())
-            samples.append(Sample(prompt=prompt, mode=mode, completion=completion))
+            samples.append(Sample(prompt=prompt, mode=mode, completion=tokenizer.decode(out.ids)))
     return samples
 
 

@@ -28,6 +28,7 @@ from pretrain_core import storage
 from pretrain_core.train.model import GPT, ModelArgs
 
 MANIFEST = "manifest.json"
+TOKENIZER_FILE = "tokenizer.model"  # the SentencePiece model, inside every checkpoint and export
 EVALUATIONS = "evaluations"  # <output_url>/evaluations/step-NNNNNNNN[.failed].json: the durable evaluation record
 _STEP_DIR = re.compile(r"step-(\d{8})$")
 _GATHER = StateDictOptions(full_state_dict=True, cpu_offload=True)
@@ -65,6 +66,16 @@ def completed_checkpoints(output_url: str) -> list[tuple[int, str]]:
 def latest_checkpoint(output_url: str) -> str | None:
     done = completed_checkpoints(output_url)
     return done[-1][1] if done else None
+
+
+def resolve_checkpoint(url: str) -> str:
+    """A checkpoint directory as is; a training output directory resolves to its latest complete checkpoint."""
+    if storage.exists(storage.join(url, MANIFEST)):
+        return url
+    latest = latest_checkpoint(url)
+    if latest is None:
+        raise FileNotFoundError(f"{url} is neither a complete checkpoint nor a training output with one")
+    return latest
 
 
 def _manifest(url: str) -> str:
@@ -123,8 +134,10 @@ def save_checkpoint(
     optimizer: torch.optim.Optimizer,
     scheduler: torch.optim.lr_scheduler.LRScheduler,
     meta: dict[str, Any],
+    tokenizer_proto: bytes | None = None,
 ) -> str:
-    """Collective: every rank calls it. Rank 0 writes the consolidated state, each rank its RNG state."""
+    """Collective: every rank calls it. Rank 0 writes the consolidated state (and the tokenizer model, so the
+    checkpoint generates and evaluates on its own), each rank its RNG state."""
     url = checkpoint_url(output_url, step)
     model_state = get_model_state_dict(model, options=_GATHER)
     optimizer_state = get_optimizer_state_dict(model, optimizer, options=_GATHER)
@@ -135,10 +148,13 @@ def save_checkpoint(
             storage.join(url, "optimizer.pt"), {"optimizer": optimizer_state, "scheduler": scheduler.state_dict()}
         )
         storage.write_json(storage.join(url, "meta.json"), {**meta, "step": step, "world_size": world_size})
+        if tokenizer_proto is not None:
+            storage.write_bytes(storage.join(url, TOKENIZER_FILE), tokenizer_proto)
     _save_torch(storage.join(url, f"rng-rank-{rank:05d}.pt"), rng_state())
     _barrier()
     if rank == 0:
         files = ["model.pt", "optimizer.pt", "meta.json"] + [f"rng-rank-{r:05d}.pt" for r in range(world_size)]
+        files += [TOKENIZER_FILE] if tokenizer_proto is not None else []
         storage.write_json(_manifest(url), {"step": step, "files": files})
         prune_as_configured(output_url, meta["config"])
     _barrier()

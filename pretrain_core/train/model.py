@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
+from pretrain_core.train.kv_cache import KVCache
 from pretrain_core.train.model_args import ModelArgs
 
 INIT_STD = 0.02  # GPT-2's weight init
@@ -29,10 +30,10 @@ def rope_tables(head_dim: int, max_seq_len: int, base: float) -> tuple[torch.Ten
     return angles.cos(), angles.sin()
 
 
-def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
-    """Rotate (B, H, T, D) by the first T rows of the tables; pairs are the two halves of D (GPT-NeoX layout)."""
+def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, start: int = 0) -> torch.Tensor:
+    """Rotate (B, H, T, D) at positions start..start+T-1; pairs are the two halves of D (GPT-NeoX layout)."""
     t = x.shape[-2]
-    cos, sin = cos[:t].to(x.dtype), sin[:t].to(x.dtype)  # (T, D/2)
+    cos, sin = cos[start : start + t].to(x.dtype), sin[start : start + t].to(x.dtype)  # (T, D/2)
     x1, x2 = x.chunk(2, dim=-1)  # (B, H, T, D/2) each
     return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
 
@@ -50,10 +51,11 @@ def alibi_slopes(n_head: int) -> torch.Tensor:
     return torch.tensor(slopes, dtype=torch.float32)
 
 
-def alibi_bias(slopes: torch.Tensor, t: int, causal: bool = True) -> torch.Tensor:
-    """(H, T, T) additive attention bias: -slope x distance to each key; causal: -inf on later keys."""
-    positions = torch.arange(t, device=slopes.device)
-    distance = (positions[:, None] - positions[None, :]).float()  # (T, T): query i, key j → i - j
+def alibi_bias(slopes: torch.Tensor, t: int, causal: bool = True, start: int = 0) -> torch.Tensor:
+    """(H, T, start+T) additive attention bias of queries at start..start+T-1 over keys 0..start+T-1:
+    -slope x distance to each key; causal: -inf on later keys."""
+    keys = torch.arange(start + t, device=slopes.device)
+    distance = (keys[start:, None] - keys[None, :]).float()  # (T, start+T): query i, key j → i - j
     bias = -slopes[:, None, None] * distance.abs()  # (H, T, T)
     return bias.masked_fill(distance < 0, float("-inf")) if causal else bias
 
@@ -81,18 +83,32 @@ class CausalSelfAttention(nn.Module):
         self.proj = nn.Linear(args.d_model, args.d_model, bias=False)
 
     def forward(
-        self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None, bias: torch.Tensor | None
+        self,
+        x: torch.Tensor,
+        rope: tuple[torch.Tensor, torch.Tensor] | None,
+        bias: torch.Tensor | None,
+        cache: KVCache | None = None,
+        layer: int = 0,
     ) -> torch.Tensor:
         b, t, _ = x.shape
+        start = cache.length if cache is not None else 0
         # (B, T, C) → (B, H, T, D); under tensor parallelism H is this rank's share of the heads
         q, k, v = (proj(x).view(b, t, -1, self.head_dim).transpose(1, 2) for proj in (self.q, self.k, self.v))
         if rope is not None:
-            q, k = apply_rope(q, *rope), apply_rope(k, *rope)
+            q, k = apply_rope(q, *rope, start), apply_rope(k, *rope, start)
+        if cache is not None:
+            k, v = cache.update(layer, k, v)  # (B, H, start + T, D)
         p = self.dropout if self.training else 0.0
-        if bias is None:
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal, dropout_p=p)  # (B, H, T, D)
-        else:  # ALiBi: the causal mask, if any, is inside the bias
+        if bias is not None:  # ALiBi: the causal mask, if any, is inside the bias
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.to(q.dtype), dropout_p=p)
+        elif start == 0 or not self.causal:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal, dropout_p=p)  # (B, H, T, D)
+        elif t == 1:  # one new token after cached ones: it may see every key
+            y = F.scaled_dot_product_attention(q, k, v, dropout_p=p)
+        else:  # several new tokens after cached ones: query i sees keys up to start + i
+            keys = torch.arange(start + t, device=x.device)
+            allowed = keys[None, :] <= keys[start:, None]
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, dropout_p=p)
         return self.proj(y.transpose(1, 2).reshape(b, t, -1))  # (B, T, C)
 
 
@@ -116,9 +132,14 @@ class Block(nn.Module):
         self.drop = nn.Dropout(args.dropout)
 
     def forward(
-        self, x: torch.Tensor, rope: tuple[torch.Tensor, torch.Tensor] | None, bias: torch.Tensor | None
+        self,
+        x: torch.Tensor,
+        rope: tuple[torch.Tensor, torch.Tensor] | None,
+        bias: torch.Tensor | None,
+        cache: KVCache | None = None,
+        layer: int = 0,
     ) -> torch.Tensor:
-        x = x + self.drop(self.attn(self.attn_norm(x), rope, bias))
+        x = x + self.drop(self.attn(self.attn_norm(x), rope, bias, cache, layer))
         return x + self.drop(self.mlp(self.mlp_norm(x)))
 
 
@@ -167,53 +188,35 @@ class GPT(nn.Module):
         """Parameter count; the tied embedding is counted once."""
         return sum(p.numel() for p in self.parameters())
 
-    def forward(self, idx: torch.Tensor) -> torch.Tensor:
-        """Token ids (B, T) → next-token logits (B, T, V)."""
+    def forward(self, idx: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+        """Token ids (B, T) → next-token logits (B, T, V). With a cache, the ids follow the ``cache.length``
+        positions it holds (generation: the prompt once, then one token at a time), and their keys join it."""
         t = idx.shape[1]
-        if t > self.args.max_seq_len:
-            raise ValueError(f"sequence of {t} tokens exceeds max_seq_len {self.args.max_seq_len}")
+        start = cache.length if cache is not None else 0
+        if start + t > self.args.max_seq_len:
+            raise ValueError(f"sequence of {start + t} tokens exceeds max_seq_len {self.args.max_seq_len}")
         x = self.embed(idx)  # (B, T, C)
         if self.pos_embed is not None:
-            x = x + self.pos_embed.weight[:t]
+            x = x + self.pos_embed.weight[start : start + t]
         elif self.args.position_encoding == "sinusoidal":
-            x = x + self.sinusoids[:t].to(x.dtype)
+            x = x + self.sinusoids[start : start + t].to(x.dtype)
         x = self.drop(x)
         rope = (self.rope_cos, self.rope_sin) if self.args.position_encoding == "rope" else None
-        bias = alibi_bias(self.alibi_slopes, t, self.args.causal) if self.args.position_encoding == "alibi" else None
-        for block in self.blocks:
+        bias = None
+        if self.args.position_encoding == "alibi":
+            bias = alibi_bias(self.alibi_slopes, t, self.args.causal, start)
+        for layer, block in enumerate(self.blocks):
             if self.activation_checkpointing and self.training and torch.is_grad_enabled():
                 x = checkpoint(block, x, rope, bias, use_reentrant=False)
             else:
-                x = block(x, rope, bias)
+                x = block(x, rope, bias, cache, layer)
+        if cache is not None:
+            cache.advance(t)
         return self.lm_head(self.norm(x))  # (B, T, V)
 
-    @torch.no_grad()
-    def generate(
-        self,
-        idx: torch.Tensor,
-        max_new_tokens: int,
-        top_k: int | None = None,
-        temperature: float = 1.0,
-        generator: torch.Generator | None = None,
-    ) -> torch.Tensor:
-        """Extend (B, T) ids by ``max_new_tokens``: greedy when ``top_k`` is None, else top-k sampling.
-
-        No KV cache: each step re-reads the (cropped) context, which is fine for the short samples we log.
-        """
-        if not self.args.causal:
-            raise ValueError("generation needs a causal model; this one was trained with objective: masked")
-        for _ in range(max_new_tokens):
-            context = idx[:, -self.args.max_seq_len :]
-            logits = self(context)[:, -1, :]  # (B, V)
-            if top_k is None:
-                next_id = logits.argmax(dim=-1, keepdim=True)
-            else:
-                logits = logits / temperature
-                kth = torch.topk(logits, min(top_k, logits.shape[-1])).values[:, -1:]
-                logits = logits.masked_fill(logits < kth, float("-inf"))
-                next_id = torch.multinomial(F.softmax(logits, dim=-1), 1, generator=generator)
-            idx = torch.cat((idx, next_id), dim=1)
-        return idx
+    def new_cache(self) -> KVCache:
+        """An empty key/value cache the size of this model's window."""
+        return KVCache(self.args.n_layer, self.args.max_seq_len)
 
 
 def cross_entropy(logits: torch.Tensor, targets: torch.Tensor, reduction: str = "mean") -> torch.Tensor:

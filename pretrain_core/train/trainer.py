@@ -34,7 +34,7 @@ from pretrain_core.train.optim import build_optimizer
 from pretrain_core.train.preemption import stop_on_sigterm
 from pretrain_core.train.schedule import build_scheduler
 from pretrain_core.train.step import StepResult, grad_scaler, train_step, validation_loss
-from pretrain_core.train.tokenizer import load_tokenizer
+from pretrain_core.train.tokenizer import tokenizer_from_proto
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,8 @@ def train(
 class Trainer:
     def __init__(self, config: TrainConfig, env: DistEnv, on_checkpoint: Sequence[CheckpointCallback] = ()) -> None:
         self.config, self.env, self.on_checkpoint = config, env, on_checkpoint
-        tokenizer, self.tokenizer_sha256 = load_tokenizer(config.tokenizer_url)
+        self.tokenizer_proto = storage.read_bytes(config.tokenizer_url)
+        tokenizer, self.tokenizer_sha256 = tokenizer_from_proto(self.tokenizer_proto)
         random.seed(config.seed)
         np.random.seed(config.seed)
         torch.manual_seed(config.seed)
@@ -339,7 +340,7 @@ class Trainer:
             "validation_loss": self.last_validation_loss,  # the newest measured: what keep_best_checkpoint ranks
         }
         url = save_checkpoint(
-            self.config.output_url, self.step, self.wrapped, self.optimizer, self.scheduler, meta
+            self.config.output_url, self.step, self.wrapped, self.optimizer, self.scheduler, meta, self.tokenizer_proto
         )  # fmt: skip
         self.metrics.sync()
         if self.env.is_main:

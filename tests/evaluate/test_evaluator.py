@@ -7,8 +7,14 @@ import pytest
 import sentencepiece as spm
 
 from pretrain_core import storage
-from pretrain_core.evaluate.evaluator import evaluate_checkpoint, resolve_checkpoint, token_byte_lengths
-from pretrain_core.train.checkpoint import checkpoint_url, evaluation_url, is_evaluated, latest_checkpoint
+from pretrain_core.evaluate.evaluator import evaluate_checkpoint, token_byte_lengths
+from pretrain_core.train.checkpoint import (
+    checkpoint_url,
+    evaluation_url,
+    is_evaluated,
+    latest_checkpoint,
+    resolve_checkpoint,
+)
 from pretrain_core.train.config import EvalConfig
 from tests.train.token_corpus import TokenData
 
@@ -28,8 +34,8 @@ def test_per_domain_metrics_and_samples_of_a_trained_checkpoint(fresh_run: str) 
             assert math.isfinite(domain.perplexity) and 1 < domain.perplexity < 512  # better than uniform
             assert domain.perplexity == pytest.approx(math.exp(domain.loss))
             assert domain.bits_per_byte is not None and 0 < domain.bits_per_byte < 8
-    assert [(s.prompt, s.mode) for s in result.samples] == [(p, m) for p in CFG.prompts for m in ("greedy", "top_k")]
-    assert all(s.completion for s in result.samples if s.mode == "top_k")  # greedy may pick EOS, decoded as ""
+    assert [(s.prompt, s.mode) for s in result.samples] == [(p, m) for p in CFG.prompts for m in ("greedy", "sample")]
+    assert all(s.completion for s in result.samples if s.mode == "sample")  # greedy may pick EOS, decoded as ""
     written = storage.read_json(storage.join(result.checkpoint_url, "eval.json"))
     assert written == result.model_dump(mode="json")
     assert storage.read_json(evaluation_url(trained_output, result.step)) == written  # the record that outlives it

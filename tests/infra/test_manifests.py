@@ -88,13 +88,14 @@ def test_every_manifest_uses_an_image_the_dockerfile_builds() -> None:
     assert used == IMAGES
 
 
-def test_dockerfile_installs_the_pinned_versions_with_the_kubernetes_extra() -> None:
+def test_dockerfile_installs_the_pinned_versions_with_the_kubernetes_and_export_extras() -> None:
     dockerfile = (INFRA / "docker/Dockerfile").read_text(encoding="utf-8")
     extras = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
         "optional-dependencies"
     ]
     assert "k8s" in extras
     installs = [line for line in dockerfile.splitlines() if "pip install" in line]
-    assert installs and all("-c constraints.txt" in line and '".[k8s]"' in line for line in installs)
+    assert "export" in extras  # the images export ONNX too
+    assert installs and all("-c constraints.txt" in line and '".[k8s,export]"' in line for line in installs)
     pinned = (REPO_ROOT / "constraints.txt").read_text(encoding="utf-8")
     assert re.search(r"^prefect-kubernetes==", pinned, re.MULTILINE)

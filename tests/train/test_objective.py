@@ -9,6 +9,8 @@ import pytest
 import torch
 
 from pretrain_core.evaluate.evaluator import evaluate_checkpoint
+from pretrain_core.generate.config import GenerationConfig
+from pretrain_core.generate.decode import generate
 from pretrain_core.train.checkpoint import load_model
 from pretrain_core.train.config import EvalConfig, TrainConfig
 from pretrain_core.train.model import GPT, ModelArgs
@@ -40,7 +42,7 @@ def test_a_masked_model_attends_both_ways() -> None:
     changed[0, 10] = (changed[0, 10] + 1) % 97
     assert not torch.allclose(model(idx)[:, :8], model(changed)[:, :8])  # the future is seen
     with pytest.raises(ValueError, match="generation needs a causal model"):
-        model.generate(idx, max_new_tokens=1)
+        generate(model, idx[0].tolist(), GenerationConfig(max_new_tokens=1))
     alibi = GPT(replace(model.args, position_encoding="alibi")).eval()
     assert not torch.allclose(alibi(idx)[:, :8], alibi(changed)[:, :8])
 

@@ -1,0 +1,1 @@
+"""`pretrain serve`: a trained model behind a small HTTP API."""
