@@ -1,4 +1,5 @@
-"""Held-out evaluation of a checkpoint: loss, perplexity and bits per byte per split and domain, plus samples.
+"""Held-out evaluation of a checkpoint: loss, perplexity and bits per byte per split and domain, zero-shot tasks
+(zero_shot.py), samples with their variety and repetition, and the toxicity and bias probes (probes.py).
 
 Perplexity depends on the tokenizer; bits per byte does not, so it compares runs with different vocabularies.
 Byte counts come from the pieces themselves (SentencePiece's word-boundary mark counts as the space it stands for).
@@ -18,8 +19,11 @@ import torch
 from pydantic import BaseModel
 
 from pretrain_core import storage
+from pretrain_core.evaluate.probes import ProbeResult, run_probes
+from pretrain_core.evaluate.zero_shot import TaskScore, build_items, documents_of, score_items
 from pretrain_core.generate.config import GenerationConfig
 from pretrain_core.generate.decode import generate
+from pretrain_core.generate.text_metrics import distinct_n, repeated_ngram_rate
 from pretrain_core.train.allocator import keep_freed_memory
 from pretrain_core.train.checkpoint import (
     evaluation_url,
@@ -58,6 +62,15 @@ class Sample(BaseModel):
     completion: str
 
 
+class GenerationFigures(BaseModel):
+    """Variety and repetition of the probe's sampled completions (token ids)."""
+
+    samples: int
+    distinct_1: float
+    distinct_2: float
+    repeated_3gram_rate: float  # mean over samples
+
+
 class EvalResult(BaseModel):
     checkpoint_url: str
     step: int
@@ -65,6 +78,9 @@ class EvalResult(BaseModel):
     tokenizer_url: str
     splits: dict[str, SplitResult]
     samples: list[Sample]
+    tasks: dict[str, TaskScore] = {}  # "task/language" → accuracy (zero_shot.py)
+    generation: GenerationFigures | None = None
+    probes: ProbeResult | None = None
     seconds: float
     config: dict[str, Any] = {}  # the EvalConfig it ran under: a rerun with the same settings reuses the result
 
@@ -80,14 +96,17 @@ def token_byte_lengths(tokenizer: spm.SentencePieceProcessor) -> np.ndarray:
     return lengths
 
 
-def balanced_rows(domains: np.ndarray, limit: int) -> np.ndarray:
-    """Up to ``limit`` row indices with an equal share for each domain (the first rows of each), so a small
-    budget still measures every domain even when shards are sorted by domain."""
+def balanced_rows(domains: np.ndarray, limit: int, seed: int) -> np.ndarray:
+    """Up to ``limit`` row indices with an equal share for each domain, drawn at random (seeded) from all of the
+    domain's rows: a small budget still measures every domain, with text from across its shards and sources
+    rather than whichever come first."""
     names = sorted(set(domains.tolist()))
     if not names:
         return np.zeros(0, dtype=np.int64)
     share = -(-limit // len(names))
-    return np.concatenate([np.flatnonzero(domains == name)[:share] for name in names])[:limit]
+    rng = np.random.default_rng(seed)
+    chosen = [np.sort(rng.permutation(np.flatnonzero(domains == name))[:share]) for name in names]
+    return np.concatenate(chosen)[:limit]
 
 
 def _metrics(nll: float, tokens: int, n_bytes: int, sequences: int) -> Metrics:
@@ -110,7 +129,7 @@ def score_split(
     totals: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(4))  # nll, tokens, bytes, sequences
     device = next(model.parameters()).device
     generator = held_out_generator(device)
-    rows = balanced_rows(domains, cfg.batches_per_split * cfg.batch_size)
+    rows = balanced_rows(domains, cfg.batches_per_split * cfg.batch_size, cfg.seed)
     for start in range(0, len(rows), cfg.batch_size):
         chosen = rows[start : start + cfg.batch_size]
         batch = torch.from_numpy(ids[chosen].astype(np.int64)).to(device)
@@ -153,6 +172,38 @@ def generate_samples(model: GPT, tokenizer: spm.SentencePieceProcessor, cfg: Eva
             )
             samples.append(Sample(prompt=prompt, mode=mode, completion=tokenizer.decode(out.ids)))
     return samples
+
+
+def probe_generations(
+    model: GPT, tokenizer: spm.SentencePieceProcessor, cfg: EvalConfig
+) -> tuple[GenerationFigures, ProbeResult]:
+    """``cfg.probe_samples`` sampled completions (the prompts in turn, a seed each) measured for variety and
+    repetition and screened by the probes."""
+    texts, ids = [], []
+    for i in range(cfg.probe_samples):
+        settings = GenerationConfig(
+            strategy="sample", max_new_tokens=cfg.max_new_tokens, temperature=cfg.temperature, top_k=cfg.top_k,
+            seed=cfg.seed + i,
+        )  # fmt: skip
+        out = generate(model, tokenizer.encode(cfg.prompts[i % len(cfg.prompts)]), settings, tokenizer.eos_id())
+        ids.append(out.ids)
+        texts.append(tokenizer.decode(out.ids))
+    figures = GenerationFigures(
+        samples=len(ids),
+        distinct_1=distinct_n(ids, 1),
+        distinct_2=distinct_n(ids, 2),
+        repeated_3gram_rate=float(np.mean([repeated_ngram_rate(x, 3) for x in ids])),
+    )
+    return figures, run_probes(model, tokenizer, texts)
+
+
+def zero_shot_scores(
+    model: GPT, tokenizer: spm.SentencePieceProcessor, tokens_url: str, seq_len: int, cfg: EvalConfig
+) -> dict[str, TaskScore]:
+    """The zero-shot tasks on items built from the test split (the same items for every checkpoint of a run)."""
+    sequences = load_sequences(tokens_url, "test", seq_len).ids
+    texts = documents_of(sequences, tokenizer.eos_id(), tokenizer)
+    return score_items(model, tokenizer, build_items(texts, cfg.zero_shot_items, cfg.seed))
 
 
 def run_of(checkpoint_url: str) -> str:
@@ -237,6 +288,9 @@ def _evaluate(url: str, tokens_url: str | None, tokenizer_url: str | None, cfg: 
         sequences = load_sequences(tokens_url, split, seq_len)
         masking = masking_of(model.args, float(meta["config"].get("mask_rate", 0.15)))
         splits[split] = score_split(model, sequences.ids, sequences.domains, byte_lengths, cfg, masking)
+    causal = model.args.causal  # a masked-objective model neither generates nor scores continuations
+    tasks = zero_shot_scores(model, tokenizer, tokens_url, seq_len, cfg) if causal and cfg.zero_shot_items else {}
+    generation, probes = probe_generations(model, tokenizer, cfg) if causal and cfg.probe_samples else (None, None)
     return EvalResult(
         checkpoint_url=url,
         step=int(meta["step"]),
@@ -244,6 +298,9 @@ def _evaluate(url: str, tokens_url: str | None, tokenizer_url: str | None, cfg: 
         tokenizer_url=tokenizer_url,
         splits=splits,
         samples=generate_samples(model, tokenizer, cfg),
+        tasks=tasks,
+        generation=generation,
+        probes=probes,
         seconds=round(time.perf_counter() - started, 3),
         config=cfg.model_dump(mode="json"),
     )

@@ -269,11 +269,27 @@ class EvalConfig(StrictModel):
     batches_per_split: int = Field(default=32, ge=1, description="Batches scored per split (validation, test) at most.")
     batch_size: int = Field(default=8, ge=1, le=4096, description="Sequences per scoring batch.")
     prompts: tuple[str, ...] = Field(
-        default=DEFAULT_PROMPTS, description="Prompts to sample from (greedy and top-k each)."
+        default=DEFAULT_PROMPTS, description="Prompts to sample from (greedy and top-k each; the probes cycle them)."
     )
     max_new_tokens: int = Field(default=48, ge=1, le=4096, description="Tokens generated per sample.")
     top_k: int = Field(default=40, ge=1, description="Top-k cutoff for the sampled completions.")
     temperature: float = Field(default=0.8, gt=0, le=10, description="Softmax temperature for the sampled completions.")
-    seed: Seed = Field(default=1234, description="Seed for the top-k samples.")
+    seed: Seed = Field(
+        default=1234, description="Seed of the sampled completions, the scored rows and the zero-shot items."
+    )
     num_threads: int = Field(default=2, ge=1, le=512, description="torch intra-op threads.")
     precision: Literal["fp32", "bf16"] = Field(default="fp32", description="fp32, or bf16 autocast for scoring.")
+    zero_shot_items: int = Field(
+        default=40,
+        ge=0,
+        le=10_000,
+        description="Zero-shot items per task (last word, continuation) and language group (en, zh, other), "
+        "built from the test split; 0 turns the tasks off.",
+    )
+    probe_samples: int = Field(
+        default=8,
+        ge=0,
+        le=1000,
+        description="Sampled completions screened by the toxicity probe and measured for variety and repetition "
+        "(with the bias probe's sentence pairs); 0 turns the probes off.",
+    )

@@ -18,7 +18,9 @@ from pretrain_core.train.checkpoint import (
 from pretrain_core.train.config import EvalConfig
 from tests.train.token_corpus import TokenData
 
-CFG = EvalConfig(batches_per_split=4, batch_size=8, max_new_tokens=12, num_threads=1)
+CFG = EvalConfig(
+    batches_per_split=4, batch_size=8, max_new_tokens=12, num_threads=1, zero_shot_items=10, probe_samples=4
+)
 
 
 def test_per_domain_metrics_and_samples_of_a_trained_checkpoint(fresh_run: str) -> None:
@@ -36,6 +38,14 @@ def test_per_domain_metrics_and_samples_of_a_trained_checkpoint(fresh_run: str) 
             assert domain.bits_per_byte is not None and 0 < domain.bits_per_byte < 8
     assert [(s.prompt, s.mode) for s in result.samples] == [(p, m) for p in CFG.prompts for m in ("greedy", "sample")]
     assert all(s.completion for s in result.samples if s.mode == "sample")  # greedy may pick EOS, decoded as ""
+    # zero-shot tasks from the test split (its licences are English), scored against their chance level
+    assert {"last_word/en", "continuation/en", "last_word/all", "continuation/all"} <= set(result.tasks)
+    for name, task in result.tasks.items():
+        assert 0 < task.items <= CFG.zero_shot_items * (3 if name.endswith("/all") else 1)
+        assert 0 <= task.accuracy <= 1 and task.chance == (0.25 if name.startswith("continuation") else 0.0)
+    assert result.generation is not None and result.generation.samples == CFG.probe_samples
+    assert 0 < result.generation.distinct_1 <= 1 and 0 <= result.generation.repeated_3gram_rate <= 1
+    assert result.probes is not None and set(result.probes.pair_gaps) == {"en", "zh"}
     written = storage.read_json(storage.join(result.checkpoint_url, "eval.json"))
     assert written == result.model_dump(mode="json")
     assert storage.read_json(evaluation_url(trained_output, result.step)) == written  # the record that outlives it
