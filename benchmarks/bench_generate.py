@@ -8,6 +8,12 @@ process, so rates are per core. Beam search counts the tokens of the text it ret
 beam, so it does --beams times the work).
 
     python benchmarks/bench_generate.py --presets tiny small --new-tokens 200
+
+With --model (a checkpoint, training output or export) it also measures what the repetition penalty does to that
+model's greedy text: the repeated 3-gram rate (share of a text's 3-grams seen earlier in it) and distinct-2 over
+continuations of the evaluation's default prompts and of the first sentence of each shipped bias-probe template.
+
+    python benchmarks/bench_generate.py --presets tiny --model outputs/demo/train/<run> --penalties 1.0 1.2 1.5
 """
 
 from __future__ import annotations
@@ -91,6 +97,23 @@ def bench_preset(preset: str, options: argparse.Namespace) -> None:
         print(f"  {name:<48} {tokens:>7} {seconds:>8.3f} {rate:>10.1f} {rate / baseline:>7.2f}x")
 
 
+def repetition(source: str, penalties: list[float], new_tokens: int) -> None:
+    from pretrain_core.evaluate.probes import bias_pairs
+    from pretrain_core.export.bundle import load_bundle
+    from pretrain_core.generate.text_metrics import distinct_n, repeated_ngram_rate
+    from pretrain_core.train.config import DEFAULT_PROMPTS
+
+    bundle = load_bundle(source)
+    prompts = [*DEFAULT_PROMPTS, *(pairs[0][0].split(" a ")[0] for _, pairs in bias_pairs().values())]
+    print(f"\nrepetition penalty, greedy, {len(prompts)} prompts x {new_tokens} tokens: {bundle.source_url}")
+    print(f"  {'penalty':>8} {'repeated 3-grams':>17} {'distinct-2':>11}")
+    for penalty in penalties:
+        cfg = GenerationConfig(strategy="greedy", max_new_tokens=new_tokens, repetition_penalty=penalty)
+        texts = [generate(bundle.model, bundle.tokenizer.encode(p), cfg, bundle.eos_id).ids for p in prompts]
+        rate = sum(repeated_ngram_rate(ids, 3) for ids in texts) / len(texts)
+        print(f"  {penalty:>8.2f} {rate:>17.3f} {distinct_n(texts, 2):>11.3f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--presets", nargs="+", default=["tiny", "small"], choices=sorted(MODEL_PRESETS))
@@ -99,10 +122,14 @@ def main() -> None:
     parser.add_argument("--new-tokens", type=int, default=200)
     parser.add_argument("--beams", type=int, default=4)
     parser.add_argument("--repeat", type=int, default=2, help="best of N runs")
+    parser.add_argument("--model", help="a trained model: also measure the repetition penalty on its text")
+    parser.add_argument("--penalties", type=float, nargs="+", default=[1.0, 1.2, 1.5])
     options = parser.parse_args()
     torch.set_num_threads(1)
     for preset in options.presets:
         bench_preset(preset, options)
+    if options.model:
+        repetition(options.model, options.penalties, options.new_tokens)
 
 
 if __name__ == "__main__":
