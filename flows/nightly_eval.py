@@ -41,14 +41,17 @@ def nightly_eval(
     results_url: str | None = None,
     tolerance: Annotated[float, Field(ge=0)] = 0.05,
     cfg: EvalConfig | None = None,
+    accuracy_tolerance: Annotated[float, Field(ge=0, le=1)] = 0.02,
 ) -> NightlyEval:
     """Evaluate each run's newest checkpoint, append the results, plot trends and fail on regressions.
 
     Args:
         runs_root: URL whose subdirectories are training runs (`RUNS_ROOT/RUN/checkpoints/step-N`).
         results_url: Parquet results table; `RUNS_ROOT/eval_results.parquet` when empty.
-        tolerance: relative perplexity increase over a run's previous result counted as a regression.
+        tolerance: relative bits-per-byte increase over a run's previous result counted as a regression (when
+            it also exceeds twice the two figures' combined standard error).
         cfg: evaluation settings.
+        accuracy_tolerance: zero-shot accuracy drop (absolute) counted as a regression, under the same noise rule.
     """
     results_url = results_url or default_results_url(runs_root)
     runs = list_active_runs(runs_root)
@@ -60,7 +63,7 @@ def nightly_eval(
     ]  # one after another: each evaluation uses every thread it is given
     record_results(evaluations, results_url)
     plots = render_trends(results_url)
-    regressions = check_regressions(results_url, tolerance, [run.run for run in runs])
+    regressions = check_regressions(results_url, tolerance, [run.run for run in runs], accuracy_tolerance)
     publish_report(results_url, tolerance, regressions, plots)
     if regressions:
         emit_regression_events(regressions, tolerance)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 from datetime import UTC, datetime
 
+import pyarrow.compute as pc
 from prefect import get_run_logger, task
 from prefect.artifacts import create_markdown_artifact
 from prefect.cache_policies import NO_CACHE
@@ -14,6 +15,7 @@ from prefect.events import emit_event
 from pretrain_core import storage
 from pretrain_core.evaluate.evaluator import EvalResult
 from pretrain_core.evaluate.history import (
+    ZERO_SHOT,
     Regression,
     RunCheckpoint,
     active_runs,
@@ -69,29 +71,57 @@ def render_trends(results_url: str) -> dict[str, str]:
 
 
 @task(cache_policy=NO_CACHE)
-def check_regressions(results_url: str, tolerance: float, runs: list[str]) -> list[Regression]:
-    """Perplexity regressions beyond ``tolerance`` of the given runs (those evaluated now, so a run that has
-    stopped is not reported again every night)."""
-    return [r for r in find_regressions(read_results(results_url), tolerance) if r.run in runs]
+def check_regressions(
+    results_url: str, tolerance: float, runs: list[str], accuracy_tolerance: float = 0.02
+) -> list[Regression]:
+    """Regressions of the given runs (those evaluated now, so a run that has stopped is not reported again every
+    night): bits per byte beyond ``tolerance`` (relative; perplexity where a series has no bits per byte, as a
+    masked-objective model's) and zero-shot accuracy beyond ``accuracy_tolerance`` (absolute), each also beyond
+    twice its combined standard error."""
+    table = read_results(results_url)
+    no_bytes = table.filter(pc.and_(pc.is_null(table["bits_per_byte"]), pc.not_equal(table["split"], ZERO_SHOT)))
+    found = [
+        *find_regressions(table, tolerance, "bits_per_byte"),
+        *find_regressions(no_bytes, tolerance, "perplexity"),
+        *find_regressions(table, accuracy_tolerance, "accuracy"),
+    ]
+    return [r for r in found if r.run in runs]
+
+
+def _with_error(value: float | None, stderr: float | None, digits: int) -> str:
+    if value is None:
+        return ""
+    return f"{value:.{digits}f}" + (f" ± {stderr:.{digits}f}" if stderr is not None else "")
 
 
 def _report_markdown(
     results_url: str, tolerance: float, regressions: list[Regression], plot_urls: dict[str, str]
 ) -> str:
-    lines = [f"# Evaluation trends\n\nResults table: `{results_url}`; tolerance {tolerance:.1%}.\n"]
+    lines = [
+        f"# Evaluation trends\n\nResults table: `{results_url}`; tolerance {tolerance:.1%} (bits per byte), and "
+        "every change must exceed twice its standard error.\n"
+    ]
     lines.append(f"## Regressions ({len(regressions)})\n")
     lines += [f"- {r.describe()}" for r in regressions] or ["None beyond tolerance."]
+    latest = latest_results(read_results(results_url))
     lines += [
         "\n## Latest values\n",
-        "| run | step | date | split | domain | perplexity | bits/byte |",
+        "| run | step | date | split | domain | perplexity | bits/byte (± s.e.) |",
         "|---|---:|---|---|---|---:|---:|",
     ]
-    for row in latest_results(read_results(results_url)):
-        bpb = "" if row["bits_per_byte"] is None else f"{row['bits_per_byte']:.4f}"
+    for row in (r for r in latest if r["split"] != ZERO_SHOT):
         lines.append(
             f"| {row['run']} | {row['step']} | {row['date']} | {row['split']} | {row['domain']} "
-            f"| {row['perplexity']:.2f} | {bpb} |"
+            f"| {_with_error(row['perplexity'], None, 2)} "
+            f"| {_with_error(row['bits_per_byte'], row['bits_per_byte_stderr'], 4)} |"
         )
+    tasks = [r for r in latest if r["split"] == ZERO_SHOT]
+    if tasks:
+        lines += ["\n## Zero-shot tasks\n", "| run | step | task | accuracy (± s.e.) |", "|---|---:|---|---:|"]
+        lines += [
+            f"| {r['run']} | {r['step']} | {r['domain']} | {_with_error(r['accuracy'], r['accuracy_stderr'], 3)} |"
+            for r in tasks
+        ]
     lines.append("\n## Trends\n")
     for metric, url in plot_urls.items():
         png = base64.b64encode(storage.read_bytes(url)).decode()

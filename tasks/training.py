@@ -64,6 +64,35 @@ def _await_termination(supervisor: Future[int]) -> None:
             continue
 
 
+def evaluation_markdown(result: EvalResult) -> str:
+    """What an engineer reads in the UI after a checkpoint: zero-shot tasks, sample figures, probes, samples."""
+    lines = [f"# Step {result.step}: tasks, samples and probes\n"]
+    if result.tasks:
+        lines += ["| task | items | accuracy ± s.e. | centred | chance |", "|---|---:|---:|---:|---:|"]
+        for name, task in result.tasks.items():
+            centred = "" if task.centred_accuracy is None else f"{task.centred_accuracy:+.3f}"
+            lines.append(
+                f"| {name} | {task.items} | {task.accuracy:.3f} ± {task.stderr:.3f} | {centred} | {task.chance:.2f} |"
+            )
+    if result.generation is not None:
+        g = result.generation
+        lines.append(
+            f"\n{g.samples} sampled completions: distinct-1 {g.distinct_1:.3f}, distinct-2 {g.distinct_2:.3f}, "
+            f"repeated 3-grams {g.repeated_3gram_rate:.3f}."
+        )
+    if result.probes is not None:
+        p = result.probes
+        lines.append(f"Flagged words: {p.flagged_words} of {p.words} ({p.samples_with_flagged} samples).")
+        lines += [
+            f"Bias pairs ({lang}, {gap.groups[0]}/{gap.groups[1]}, {gap.pairs}): mean gap {gap.mean_gap:+.3f} nats, "
+            f"mean |gap| {gap.mean_abs_gap:.3f}, first preferred {gap.first_preferred:.0%}."
+            for lang, gap in p.pair_gaps.items()
+        ]
+    lines.append("\n## Samples\n")
+    lines += [f"**{s.mode}** `{s.prompt!r}` → {s.completion!r}\n" for s in result.samples]
+    return "\n".join(lines)
+
+
 @task(cache_policy=NO_CACHE, task_run_name="torchrun-{cfg.nproc_per_node}x{cfg.nnodes}")
 def launch_training(
     cfg: TrainConfig,
@@ -169,10 +198,18 @@ def publish_loss_curve(output_url: str, name: str, monitor: TrainingMonitor) -> 
 
 @task(cache_policy=NO_CACHE, task_run_name="evaluate-{checkpoint_url}")
 def evaluate(checkpoint_url: str, tokens_url: str, tokenizer_url: str, cfg: EvalConfig) -> EvalResult:
-    """Evaluate one checkpoint; show per-domain perplexities as a table and the samples as markdown."""
+    """Evaluate one checkpoint; show per-domain perplexities and bits per byte as a table, and the zero-shot
+    tasks, samples and probes as markdown."""
     result = evaluate_checkpoint(checkpoint_url, tokens_url, tokenizer_url, cfg)
     rows = [
-        {"split": split, "domain": domain, "perplexity": round(m.perplexity, 2), "tokens": m.tokens}
+        {
+            "split": split,
+            "domain": domain,
+            "perplexity": round(m.perplexity, 2),
+            "bits_per_byte": None if m.bits_per_byte is None else round(m.bits_per_byte, 4),
+            "bits_per_byte_stderr": None if m.bits_per_byte_stderr is None else round(m.bits_per_byte_stderr, 4),
+            "tokens": m.tokens,
+        }
         for split, res in result.splits.items()
         for domain, m in [("all", res.overall), *res.domains.items()]
         if m is not None
@@ -180,8 +217,5 @@ def evaluate(checkpoint_url: str, tokens_url: str, tokenizer_url: str, cfg: Eval
     create_table_artifact(
         key=f"eval-step-{result.step}", table=rows, description=f"Perplexity of {checkpoint_url} (step {result.step})"
     )
-    samples = "\n\n".join(f"**{s.mode}** `{s.prompt!r}` → {s.completion!r}" for s in result.samples)
-    create_markdown_artifact(
-        key=f"samples-step-{result.step}", markdown=f"# Samples at step {result.step}\n\n{samples}"
-    )
+    create_markdown_artifact(key=f"samples-step-{result.step}", markdown=evaluation_markdown(result))
     return result

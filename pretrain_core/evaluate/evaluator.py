@@ -49,6 +49,7 @@ class Metrics(BaseModel):
     bits_per_byte: float | None
     tokens: int
     sequences: int
+    bits_per_byte_stderr: float | None = None  # bootstrap over the scored sequences: the noise of this figure
 
 
 class SplitResult(BaseModel):
@@ -109,10 +110,28 @@ def balanced_rows(domains: np.ndarray, limit: int, seed: int) -> np.ndarray:
     return np.concatenate(chosen)[:limit]
 
 
-def _metrics(nll: float, tokens: int, n_bytes: int, sequences: int) -> Metrics:
+BOOTSTRAP_RESAMPLES = 200
+
+
+def _metrics(per_sequence: np.ndarray, seed: int) -> Metrics:
+    """Metrics of (N, 3) per-sequence (nll, scored tokens, bytes). The bits-per-byte standard error comes from
+    resampling the sequences (seeded): what another draw of held-out text would move the figure by."""
+    nll, tokens, n_bytes = per_sequence.sum(axis=0)
     loss = nll / tokens
-    bpb = nll / (math.log(2) * n_bytes) if n_bytes else None
-    return Metrics(loss=loss, perplexity=math.exp(loss), bits_per_byte=bpb, tokens=tokens, sequences=sequences)
+    bpb = stderr = None
+    if n_bytes:
+        bpb = nll / (math.log(2) * n_bytes)
+        picks = np.random.default_rng(seed).integers(0, len(per_sequence), (BOOTSTRAP_RESAMPLES, len(per_sequence)))
+        resampled = per_sequence[picks].sum(axis=1)  # (resamples, 3)
+        stderr = float(np.std(resampled[:, 0] / (math.log(2) * np.maximum(resampled[:, 2], 1)), ddof=1))
+    return Metrics(
+        loss=loss,
+        perplexity=math.exp(loss),
+        bits_per_byte=bpb,
+        tokens=int(tokens),
+        sequences=len(per_sequence),
+        bits_per_byte_stderr=stderr,
+    )
 
 
 @torch.no_grad()
@@ -126,7 +145,7 @@ def score_split(
 ) -> SplitResult:
     """Sum token losses per domain over at most ``batches_per_split`` batches of the split. A masked-objective
     model is scored on its hidden tokens (the same positions every time); bits per byte then has no meaning."""
-    totals: dict[str, np.ndarray] = defaultdict(lambda: np.zeros(4))  # nll, tokens, bytes, sequences
+    per_domain: dict[str, list[tuple[float, float, float]]] = defaultdict(list)  # nll, tokens, bytes per sequence
     device = next(model.parameters()).device
     generator = held_out_generator(device)
     rows = balanced_rows(domains, cfg.batches_per_split * cfg.batch_size, cfg.seed)
@@ -142,13 +161,13 @@ def score_split(
         scored = (targets != IGNORE).sum(dim=1).cpu().numpy()
         n_bytes = np.zeros(len(chosen)) if masking else byte_lengths[targets.cpu().numpy()].sum(axis=1)
         for i, domain in enumerate(domains[chosen]):
-            totals[str(domain)] += (nll[i], scored[i], n_bytes[i], 1)
-    if not totals:
+            per_domain[str(domain)].append((float(nll[i]), float(scored[i]), float(n_bytes[i])))
+    if not per_domain:
         return SplitResult(overall=None, domains={})
-    overall = np.sum(list(totals.values()), axis=0)
+    tables = {domain: np.array(rows) for domain, rows in sorted(per_domain.items())}
     return SplitResult(
-        overall=_metrics(overall[0], int(overall[1]), int(overall[2]), int(overall[3])),
-        domains={d: _metrics(t[0], int(t[1]), int(t[2]), int(t[3])) for d, t in sorted(totals.items())},
+        overall=_metrics(np.concatenate(list(tables.values())), cfg.seed),
+        domains={domain: _metrics(table, cfg.seed) for domain, table in tables.items()},
     )
 
 

@@ -1,6 +1,10 @@
 """Evaluation history: one Parquet table of results across training runs, and the regressions it shows.
 
 A row is one (run, checkpoint, evaluation date, split, domain) measurement; domain `all` is the split overall.
+Zero-shot tasks are rows of split `zero_shot` whose domain names the task and language (`continuation/en`), with
+an accuracy instead of a perplexity. Figures carry their standard error where the evaluation measures one, and
+a regression is a change both beyond the tolerance and beyond twice the combined standard error: noise of the
+held-out draw does not raise an alarm.
 Appending rewrites the whole table atomically: the table stays small (rows per night per run are a handful), and
 readers never see a half-written file. Writers are expected to take turns (one nightly run, or deployments with a
 concurrency limit of one): two appends racing each other keep only the later one's view.
@@ -28,10 +32,21 @@ RESULTS_SCHEMA = pa.schema(
         pa.field("date", pa.string(), nullable=False),  # UTC ISO 8601, so it sorts as text
         pa.field("split", pa.string(), nullable=False),
         pa.field("domain", pa.string(), nullable=False),
-        pa.field("perplexity", pa.float64(), nullable=False),
+        pa.field("perplexity", pa.float64()),  # None on zero-shot rows
         pa.field("bits_per_byte", pa.float64()),  # None when the scored tokens stand for no bytes
+        pa.field("bits_per_byte_stderr", pa.float64()),
+        pa.field("accuracy", pa.float64()),  # zero-shot rows only
+        pa.field("accuracy_stderr", pa.float64()),
     ]
 )
+ZERO_SHOT = "zero_shot"
+# metric → (a rise is worse, the column of its standard error)
+METRIC_DIRECTION: dict[str, tuple[bool, str | None]] = {
+    "perplexity": (True, None),
+    "bits_per_byte": (True, "bits_per_byte_stderr"),
+    "accuracy": (False, "accuracy_stderr"),
+}
+NOISE_SIGMAS = 2.0
 _RUN_CHECKPOINT = re.compile(r"^(?P<root>.+)/(?P<run>[^/]+)/checkpoints/step-\d{8}$")
 
 
@@ -56,15 +71,18 @@ class Regression(BaseModel):
     previous_step: int
     current_step: int
     checkpoint: str
+    noise: float | None = None  # NOISE_SIGMAS x the combined standard error of the two figures, when known
 
     @property
     def relative_change(self) -> float:
         return self.current / self.previous - 1
 
     def describe(self) -> str:
+        change = f"{self.current - self.previous:+.3f}" if self.metric == "accuracy" else f"{self.relative_change:+.1%}"
+        noise = f", noise ±{self.noise:.3g}" if self.noise is not None else ""
         return (
             f"{self.run} {self.split}/{self.domain} {self.metric} {self.previous:.4g} (step {self.previous_step}) → "
-            f"{self.current:.4g} (step {self.current_step}), {self.relative_change:+.1%}"
+            f"{self.current:.4g} (step {self.current_step}), {change}{noise}"
         )
 
 
@@ -108,29 +126,38 @@ def active_runs(runs_root: str) -> list[RunCheckpoint]:
 
 
 def result_rows(run: str, result: EvalResult, date: str) -> list[dict[str, Any]]:
-    """Table rows for one evaluation: each split overall (domain `all`) and per domain."""
-    return [
+    """Table rows for one evaluation: each split overall (domain `all`) and per domain, then each zero-shot task."""
+    base = {"run": run, "step": result.step, "checkpoint": result.checkpoint_url, "date": date}
+    rows = [
         {
-            "run": run,
-            "step": result.step,
-            "checkpoint": result.checkpoint_url,
-            "date": date,
+            **base,
             "split": split,
             "domain": domain,
             "perplexity": metrics.perplexity,
             "bits_per_byte": metrics.bits_per_byte,
+            "bits_per_byte_stderr": metrics.bits_per_byte_stderr,
         }
         for split, split_result in result.splits.items()
         for domain, metrics in [(OVERALL, split_result.overall), *split_result.domains.items()]
         if metrics is not None
     ]
+    rows += [
+        {**base, "split": ZERO_SHOT, "domain": task, "accuracy": score.accuracy, "accuracy_stderr": score.stderr}
+        for task, score in sorted(result.tasks.items())
+    ]
+    return [{field.name: row.get(field.name) for field in RESULTS_SCHEMA} for row in rows]
 
 
 def read_results(results_url: str) -> pa.Table:
-    """The results table, empty (with its schema) before the first append."""
+    """The results table, empty (with its schema) before the first append. A table written before a column
+    existed gets it, empty."""
     if not storage.exists(results_url):
         return RESULTS_SCHEMA.empty_table()
-    return storage.read_parquet(results_url).cast(RESULTS_SCHEMA)
+    table = storage.read_parquet(results_url)
+    for field in RESULTS_SCHEMA:
+        if field.name not in table.column_names:
+            table = table.append_column(field, pa.nulls(table.num_rows, field.type))
+    return table.select(RESULTS_SCHEMA.names).cast(RESULTS_SCHEMA)
 
 
 def append_results(results_url: str, rows: list[dict[str, Any]]) -> pa.Table:
@@ -153,14 +180,24 @@ def latest_results(table: pa.Table) -> list[dict[str, Any]]:
     return [rows[-1] for _, rows in sorted(series(table).items())]
 
 
-def find_regressions(table: pa.Table, tolerance: float, metric: str = "perplexity") -> list[Regression]:
-    """Series whose newest ``metric`` exceeds the previous one by more than ``tolerance`` (relative)."""
+def find_regressions(
+    table: pa.Table, tolerance: float, metric: str = "perplexity", sigmas: float = NOISE_SIGMAS
+) -> list[Regression]:
+    """Series whose newest ``metric`` is worse than the previous one by more than ``tolerance`` (relative for
+    perplexity and bits per byte, absolute for accuracy) and, where both figures have a standard error, by more
+    than ``sigmas`` times their combined error."""
+    rise_is_worse, stderr_column = METRIC_DIRECTION[metric]
     regressions = []
     for (run, split, domain), rows in sorted(series(table).items()):
         if len(rows) < 2 or rows[-1][metric] is None or rows[-2][metric] is None:
             continue
         previous, current = rows[-2], rows[-1]
-        if current[metric] > previous[metric] * (1 + tolerance):
+        worse_by = (current[metric] - previous[metric]) * (1 if rise_is_worse else -1)
+        allowed = tolerance * abs(previous[metric]) if rise_is_worse else tolerance
+        noise = None
+        if stderr_column and previous[stderr_column] is not None and current[stderr_column] is not None:
+            noise = sigmas * (previous[stderr_column] ** 2 + current[stderr_column] ** 2) ** 0.5
+        if worse_by > allowed and worse_by > (noise or 0.0):
             regressions.append(
                 Regression(
                     run=run,
@@ -172,6 +209,7 @@ def find_regressions(table: pa.Table, tolerance: float, metric: str = "perplexit
                     previous_step=previous["step"],
                     current_step=current["step"],
                     checkpoint=current["checkpoint"],
+                    noise=noise,
                 )
             )
     return regressions

@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from pretrain_core.evaluate.history import series
 
-METRICS = ("perplexity", "bits_per_byte")
+METRICS = ("perplexity", "bits_per_byte", "accuracy")  # accuracy: the zero-shot rows
 ROW_INCHES = 3.6
 
 
@@ -29,12 +29,12 @@ def plotting_available() -> bool:
 
 
 def render_trend_plot(table: pa.Table, metric: str) -> bytes:
-    """PNG bytes: a row per split, the left panel over steps, the right over evaluation dates; a line per
-    (run, domain)."""
+    """PNG bytes: a row per split, the left panel over steps (with ±2 standard-error bars where the figures have
+    one), the right over evaluation dates; a line per (run, domain). Splits without the metric are left out."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    by_key = series(table)
+    by_key = {key: rows for key, rows in series(table).items() if any(r[metric] is not None for r in rows)}
     splits = sorted({split for _, split, _ in by_key}, key=lambda s: (s != "validation", s)) or ["(no results yet)"]
     height = ROW_INCHES * len(splits)
     figure = Figure(figsize=(12, height))
@@ -49,7 +49,12 @@ def render_trend_plot(table: pa.Table, metric: str) -> bytes:
         by_step, by_date = axes[splits.index(split)]
         label = f"{run} · {domain}"
         ordered = sorted(points, key=lambda r: r["step"])
-        by_step.plot([r["step"] for r in ordered], [r[metric] for r in ordered], marker="o", label=label)
+        errors = [r.get(f"{metric}_stderr") for r in ordered]
+        known = [float(e) for e in errors if e is not None]
+        bars = [2 * e for e in known] if len(known) == len(errors) else None  # ±2 standard errors
+        by_step.errorbar(
+            [r["step"] for r in ordered], [r[metric] for r in ordered], yerr=bars, marker="o", capsize=3, label=label
+        )
         by_date.plot([datetime.fromisoformat(r["date"]) for r in points], [r[metric] for r in points], marker="o")
     for split, (by_step, by_date) in zip(splits, axes, strict=True):
         by_step.set(title=f"{split}: {metric} by step", xlabel="step", ylabel=metric)

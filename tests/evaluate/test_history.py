@@ -7,6 +7,7 @@ from typing import Any
 import pyarrow as pa
 import pytest
 
+from pretrain_core import storage
 from pretrain_core.evaluate.evaluator import evaluate_checkpoint
 from pretrain_core.evaluate.history import (
     RESULTS_SCHEMA,
@@ -22,6 +23,7 @@ from pretrain_core.evaluate.history import (
 from pretrain_core.train.config import EvalConfig
 from tests.train.token_corpus import WITHOUT_EVALUATIONS, TokenData
 
+ROW_FIELDS_OF_THE_FIRST_TABLE = ("run", "step", "checkpoint", "date", "split", "domain", "perplexity", "bits_per_byte")
 CFG = EvalConfig(batches_per_split=2, batch_size=8, max_new_tokens=4, num_threads=1)
 
 
@@ -51,6 +53,7 @@ def test_rows_of_a_real_evaluation_round_trip_through_the_table(trained_output: 
     result = evaluate_checkpoint(trained_output, cfg=CFG)
     rows = result_rows("run-a", result, "2026-12-01T02:00:00+00:00")
     expected = {(s, d) for s, r in result.splits.items() for d in ["all", *r.domains]}
+    expected |= {("zero_shot", task) for task in result.tasks}
     assert {(r["split"], r["domain"]) for r in rows} == expected
     validation_all = next(r for r in rows if r["split"] == "validation" and r["domain"] == "all")
     assert validation_all["perplexity"] == result.splits["validation"].overall.perplexity  # type: ignore[union-attr]
@@ -89,6 +92,37 @@ def test_regressions_compare_the_newest_result_with_the_previous_one() -> None:
     assert "+20.0%" in regression.describe() and "step 20" in regression.describe()
     assert find_regressions(table, tolerance=0.25) == []
     assert [r.run for r in find_regressions(table, tolerance=0.0)] == ["a", "b"]
+
+
+def test_a_change_within_the_noise_is_no_regression() -> None:
+    def bpb(step: int, value: float, stderr: float) -> dict[str, Any]:
+        return {**row("a", step, f"2026-12-0{step}T02:00:00+00:00", 100.0), "bits_per_byte": value,
+                "bits_per_byte_stderr": stderr}  # fmt: skip
+
+    noisy = table_of([bpb(1, 1.00, 0.05), bpb(2, 1.10, 0.05)])  # +10 %, but 2 x 0.071 = 0.14 of noise
+    assert find_regressions(noisy, tolerance=0.05, metric="bits_per_byte") == []
+    precise = table_of([bpb(1, 1.00, 0.01), bpb(2, 1.10, 0.01)])
+    [regression] = find_regressions(precise, tolerance=0.05, metric="bits_per_byte")
+    assert regression.noise == pytest.approx(2 * (2 * 0.01**2) ** 0.5) and "noise ±0.0283" in regression.describe()
+
+
+def test_accuracy_regressions_are_drops_beyond_an_absolute_tolerance_and_the_noise() -> None:
+    def task(step: int, accuracy: float, stderr: float) -> dict[str, Any]:
+        return {**row("a", step, f"2026-12-0{step}T02:00:00+00:00", 0.0, split="zero_shot", domain="last_word/en"),
+                "perplexity": None, "bits_per_byte": None, "accuracy": accuracy, "accuracy_stderr": stderr}  # fmt: skip
+
+    assert find_regressions(table_of([task(1, 0.50, 0.01), task(2, 0.60, 0.01)]), 0.02, "accuracy") == []  # better
+    assert find_regressions(table_of([task(1, 0.50, 0.05), task(2, 0.40, 0.05)]), 0.02, "accuracy") == []  # noise
+    [drop] = find_regressions(table_of([task(1, 0.50, 0.01), task(2, 0.40, 0.01)]), 0.02, "accuracy")
+    assert (drop.previous, drop.current) == (0.5, 0.4) and "-0.100" in drop.describe()
+
+
+def test_a_table_written_before_the_newer_columns_reads_with_them_empty(tmp_path: Path) -> None:
+    old_schema = pa.schema([f for f in RESULTS_SCHEMA if f.name in ROW_FIELDS_OF_THE_FIRST_TABLE])
+    url = str(tmp_path / "eval_results.parquet")
+    storage.write_parquet(url, pa.Table.from_pylist([row("a", 10, "2026-12-01T02:00:00+00:00", 100.0)], old_schema))
+    [stored] = read_results(url).to_pylist()
+    assert stored["perplexity"] == 100.0 and stored["accuracy"] is None and stored["bits_per_byte_stderr"] is None
 
 
 def test_history_is_ordered_by_date_not_by_append_order() -> None:

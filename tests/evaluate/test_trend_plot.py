@@ -14,7 +14,8 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
 def history() -> pa.Table:
-    """Two runs over three nights, two splits and two domains each; one night without bits per byte."""
+    """Two runs over three nights, two splits and two domains each (one night without bits per byte), and two
+    zero-shot tasks with their standard errors."""
     rows = [
         {
             "run": run,
@@ -31,6 +32,21 @@ def history() -> pa.Table:
         for split in ("validation", "test")
         for domain in ("all", "code")
     ]
+    rows += [
+        {
+            "run": run,
+            "step": 100 * night,
+            "checkpoint": f"runs/{run}/checkpoints/step-{100 * night:08d}",
+            "date": f"2026-12-0{night}T02:00:00+00:00",
+            "split": "zero_shot",
+            "domain": task,
+            "accuracy": 0.25 + 0.05 * night,
+            "accuracy_stderr": 0.04,
+        }
+        for night in (1, 2, 3)
+        for run in ("run-a", "run-b")
+        for task in ("continuation/en", "last_word/en")
+    ]
     return pa.Table.from_pylist(rows, schema=RESULTS_SCHEMA)
 
 
@@ -45,9 +61,10 @@ def rendered() -> dict[str, bytes]:
 
 
 def test_one_row_of_panels_per_split_with_lines_drawn(rendered: dict[str, bytes]) -> None:
-    for png in rendered.values():
+    for metric, png in rendered.items():
         image = pixels(png)
-        assert image.shape[:2] == (2 * 288, 960)  # 3.6 x 12 inches per split at 80 dpi
+        splits = 1 if metric == "accuracy" else 2  # accuracy: the zero-shot rows only
+        assert image.shape[:2] == (splits * 288, 960)  # 3.6 x 12 inches per split at 80 dpi
         assert (image[..., :3] < 0.5).mean() > 0.005  # axes, text and lines, not a blank canvas
 
 

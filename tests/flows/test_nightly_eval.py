@@ -84,7 +84,9 @@ def test_nightly_runs_record_history_and_a_worse_checkpoint_fails_the_run(traine
     assert first.results_url == str(runs_root / "eval_results.parquet")
     rows = read_results(first.results_url).to_pylist()
     assert rows and {(r["run"], r["step"]) for r in rows} == {("run-a", 30)}
-    assert {r["split"] for r in rows} == {"validation", "test"} and "all" in {r["domain"] for r in rows}
+    assert {r["split"] for r in rows} == {"validation", "test", "zero_shot"} and "all" in {r["domain"] for r in rows}
+    assert all(r["bits_per_byte_stderr"] > 0 for r in rows if r["split"] != "zero_shot")
+    assert {r["domain"] for r in rows if r["split"] == "zero_shot"} >= {"continuation/en", "last_word/en"}
     for url in first.trend_plots.values():
         assert storage.read_bytes(url).startswith(b"\x89PNG")
 
@@ -99,17 +101,22 @@ def test_nightly_runs_record_history_and_a_worse_checkpoint_fails_the_run(traine
         worse.result()
     regressions = failure.value.regressions
     assert ("run-a", "validation", "all") in {(r.run, r.split, r.domain) for r in regressions}
-    assert all(r.previous_step == 30 and r.current_step == 40 and r.current > r.previous * 1.05 for r in regressions)
-    assert "run-a validation/all perplexity" in str(failure.value)
+    assert all(r.previous_step == 30 and r.current_step == 40 for r in regressions)
+    for r in regressions:  # worse beyond tolerance and beyond twice the combined standard error
+        assert r.metric in ("bits_per_byte", "accuracy") and r.noise is not None
+        worse_by = r.current - r.previous if r.metric == "bits_per_byte" else r.previous - r.current
+        assert worse_by > r.noise and (r.metric == "accuracy" or r.current > r.previous * 1.05)
+    assert "run-a validation/all bits_per_byte" in str(failure.value)
     assert read_results(first.results_url).num_rows == 3 * len(rows)  # recorded before failing
 
     report = report_of(worse)
     assert f"## Regressions ({len(regressions)})" in report
-    assert "- run-a validation/all perplexity" in report and "| run-a | 40 |" in report
-    assert report.count("](data:image/png;base64,") == 2
+    assert "- run-a validation/all bits_per_byte" in report and "| run-a | 40 |" in report
+    assert "## Zero-shot tasks" in report and "continuation/en" in report
+    assert report.count("](data:image/png;base64,") == 3
 
     events = regression_events("run-a", expected=len(regressions))
     assert len(events) == len(regressions)
     validation = next(e for e in events if (e["split"], e["domain"]) == ("validation", "all"))
-    assert validation["metric"] == "perplexity" and validation["current"] > validation["previous"]
+    assert validation["metric"] == "bits_per_byte" and validation["current"] > validation["previous"]
     assert validation["tolerance"] == 0.05 and validation["current_step"] == 40
