@@ -217,11 +217,12 @@ def probe_generations(
 
 
 def zero_shot_scores(
-    model: GPT, tokenizer: spm.SentencePieceProcessor, tokens_url: str, seq_len: int, cfg: EvalConfig
+    model: GPT, tokenizer: spm.SentencePieceProcessor, tokens_url: str, cfg: EvalConfig
 ) -> dict[str, TaskScore]:
-    """The zero-shot tasks on items built from the test split (the same items for every checkpoint of a run)."""
-    sequences = load_sequences(tokens_url, "test", seq_len).ids
-    texts = documents_of(sequences, tokenizer.eos_id(), tokenizer)
+    """The zero-shot tasks on items built from the test split's windows (the same items for every checkpoint of a
+    run)."""
+    windows = load_sequences(tokens_url, "test", model.args.max_seq_len).ids
+    texts = documents_of(windows, tokenizer.eos_id(), tokenizer)
     return score_items(model, tokenizer, build_items(texts, cfg.zero_shot_items, cfg.seed))
 
 
@@ -308,7 +309,7 @@ def _evaluate(url: str, tokens_url: str | None, tokenizer_url: str | None, cfg: 
         masking = masking_of(model.args, float(meta["config"].get("mask_rate", 0.15)))
         splits[split] = score_split(model, sequences.ids, sequences.domains, byte_lengths, cfg, masking)
     causal = model.args.causal  # a masked-objective model neither generates nor scores continuations
-    tasks = zero_shot_scores(model, tokenizer, tokens_url, seq_len, cfg) if causal and cfg.zero_shot_items else {}
+    tasks = zero_shot_scores(model, tokenizer, tokens_url, cfg) if causal and cfg.zero_shot_items else {}
     generation, probes = probe_generations(model, tokenizer, cfg) if causal and cfg.probe_samples else (None, None)
     return EvalResult(
         checkpoint_url=url,

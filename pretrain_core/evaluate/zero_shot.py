@@ -60,16 +60,18 @@ class TaskScore(BaseModel):
     chance: float
 
 
-def documents_of(sequences: np.ndarray, eos_id: int, tokenizer: spm.SentencePieceProcessor) -> list[str]:
-    """The documents of (N, T+1) token windows in stream order, cut at end-of-document ids. Consecutive windows
-    overlap by one id (tokenize/pack.py), so the stream is every window's first T ids; a document longer than a
-    window comes back whole."""
-    stream = sequences[:, :-1].reshape(-1)
+def documents_of(windows: np.ndarray, eos_id: int, tokenizer: spm.SentencePieceProcessor) -> list[str]:
+    """Contiguous text of (N, T+1) token windows: each window on its own, cut at end-of-document ids.
+
+    Shards store a split's windows shuffled and record no window's place in its stream, so windows are never
+    joined: a document longer than a window gives window-sized pieces, each real contiguous text (a guessed join
+    could put one document's sentence after another's and make a wrong answer)."""
     texts = []
-    for piece in np.split(stream, np.flatnonzero(stream == eos_id)):
-        piece = piece[piece != eos_id]
-        if len(piece):
-            texts.append(tokenizer.decode(piece.tolist()).strip())
+    for row in windows:
+        for piece in np.split(row, np.flatnonzero(row == eos_id)):
+            piece = piece[piece != eos_id]
+            if len(piece):
+                texts.append(tokenizer.decode(piece.tolist()).strip())
     return texts
 
 

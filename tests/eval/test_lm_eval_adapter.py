@@ -118,7 +118,7 @@ def test_rolling_windows_score_every_token_once(trained_output: str) -> None:
     from pretrain_eval.lm_eval_adapter import PretrainLM
 
     model = PretrainLM(source=trained_output, threads=1)
-    text = (held_out_texts()[0])[:300]  # several windows of the 32-token test model
+    text = held_out_texts()[0][:1500]  # several windows of the test model
     ids = [model.bundle.tokenizer.eos_id(), *model.bundle.tokenizer.encode(text)]
     assert len(ids) > 3 * model.bundle.model.args.max_seq_len
     (rolled,) = model.loglikelihood_rolling([Instance("loglikelihood_rolling", {}, (text,), 0)], disable_tqdm=True)

@@ -12,7 +12,8 @@ from tests.train.token_corpus import WITHOUT_EVALUATIONS, TokenData, build_token
 
 @pytest.fixture(scope="session")
 def token_data(tmp_path_factory: pytest.TempPathFactory) -> TokenData:
-    return build_token_data(str(tmp_path_factory.mktemp("eval-token-data")))
+    # windows long enough for zero-shot items (a context and a next sentence within one window)
+    return build_token_data(str(tmp_path_factory.mktemp("eval-token-data")), seq_len=96)
 
 
 @pytest.fixture(scope="session")

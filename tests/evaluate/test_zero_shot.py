@@ -81,3 +81,19 @@ def test_scores_per_group_with_chance_and_centred_accuracy(trained_output: str) 
     assert choice.centred_accuracy == pytest.approx((choice.accuracy - 0.25) / 0.75)
     assert choice.stderr == pytest.approx(math.sqrt(choice.accuracy * (1 - choice.accuracy) / 2))
     assert scores["last_word/en"].centred_accuracy is None and scores["last_word/en"].chance == 0.0
+
+
+def test_windows_give_contiguous_pieces_cut_at_document_ends(trained_output: str) -> None:
+    import numpy as np
+
+    from pretrain_core.evaluate.zero_shot import documents_of
+
+    tokenizer = load_bundle(trained_output).tokenizer
+    eos = tokenizer.eos_id()
+    first, second = tokenizer.encode("First document ends here."), tokenizer.encode("The second one starts.")
+    stream = [*first, eos, *second, eos, *first]
+    windows = np.array([stream[:12], stream[11:23]])  # two windows sharing one id, as packed
+    texts = documents_of(windows, eos, tokenizer)
+    originals = ["First document ends here.", "The second one starts."]
+    assert texts and all(any(t in o for o in originals) for t in texts)  # pieces of real text, never joined
+    assert not any(eos in tokenizer.encode(t) for t in texts)

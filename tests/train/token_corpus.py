@@ -92,7 +92,7 @@ def build_token_data(root: str, seq_len: int = 32, vocab_size: int = 512, n_shar
     rows: dict[str, list] = {"input_ids": [], "domain": [], "doc_ids": [], "split": []}
     window = seq_len + 1
     for (split, domain), (ids, owners) in sorted(streams.items()):
-        for start in range(0, len(ids) - window + 1, window):
+        for start in range(0, len(ids) - window + 1, seq_len):  # consecutive windows share one id, as packed
             rows["input_ids"].append(ids[start : start + window])
             rows["domain"].append(domain)
             rows["doc_ids"].append(list(dict.fromkeys(owners[start : start + window])))
