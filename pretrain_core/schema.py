@@ -62,6 +62,7 @@ TOKENS = pa.schema(
     [
         pa.field("input_ids", pa.list_(pa.int32()), nullable=False),  # seq_len + 1 ids: inputs plus shifted target
         pa.field("domain", pa.string(), nullable=False),  # domain of the majority of the sequence's tokens
+        pa.field("source", pa.string(), nullable=False),  # source of the document with most of its tokens
         pa.field("doc_ids", pa.list_(pa.string()), nullable=False),  # documents packed into this sequence
         pa.field("split", pa.string(), nullable=False),  # train / validation / test, decided per document
     ]

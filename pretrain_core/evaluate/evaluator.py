@@ -7,6 +7,7 @@ Byte counts come from the pieces themselves (SentencePiece's word-boundary mark 
 
 from __future__ import annotations
 
+import itertools
 import logging
 import math
 import time
@@ -33,7 +34,7 @@ from pretrain_core.train.checkpoint import (
     resolve_checkpoint,
 )
 from pretrain_core.train.config import EvalConfig
-from pretrain_core.train.data import load_sequences
+from pretrain_core.train.data import Sequences, load_sequences
 from pretrain_core.train.model import GPT, cross_entropy
 from pretrain_core.train.objective import IGNORE, Masking, held_out_generator, masking_of
 from pretrain_core.train.step import autocast
@@ -97,16 +98,21 @@ def token_byte_lengths(tokenizer: spm.SentencePieceProcessor) -> np.ndarray:
     return lengths
 
 
-def balanced_rows(domains: np.ndarray, limit: int, seed: int) -> np.ndarray:
-    """Up to ``limit`` row indices with an equal share for each domain, drawn at random (seeded) from all of the
-    domain's rows: a small budget still measures every domain, with text from across its shards and sources
-    rather than whichever come first."""
+def balanced_rows(domains: np.ndarray, sources: np.ndarray, limit: int, seed: int) -> np.ndarray:
+    """Up to ``limit`` row indices: an equal share for each domain, and inside a domain an equal share for each
+    source (a source with fewer rows gives its share to the others), each drawn at random (seeded). A small budget
+    still measures every domain, and a domain's figure is not whichever sources happen to be largest or first."""
     names = sorted(set(domains.tolist()))
     if not names:
         return np.zeros(0, dtype=np.int64)
     share = -(-limit // len(names))
     rng = np.random.default_rng(seed)
-    chosen = [np.sort(rng.permutation(np.flatnonzero(domains == name))[:share]) for name in names]
+    chosen = []
+    for name in names:
+        in_domain = domains == name
+        queues = [rng.permutation(np.flatnonzero(in_domain & (sources == s))) for s in sorted(set(sources[in_domain]))]
+        dealt = [row for round_ in itertools.zip_longest(*queues) for row in round_ if row is not None]  # round robin
+        chosen.append(np.sort(np.asarray(dealt[:share], dtype=np.int64)))
     return np.concatenate(chosen)[:limit]
 
 
@@ -137,8 +143,7 @@ def _metrics(per_sequence: np.ndarray, seed: int) -> Metrics:
 @torch.no_grad()
 def score_split(
     model: GPT,
-    ids: np.ndarray,
-    domains: np.ndarray,
+    sequences: Sequences,
     byte_lengths: np.ndarray,
     cfg: EvalConfig,
     masking: Masking | None = None,
@@ -148,7 +153,8 @@ def score_split(
     per_domain: dict[str, list[tuple[float, float, float]]] = defaultdict(list)  # nll, tokens, bytes per sequence
     device = next(model.parameters()).device
     generator = held_out_generator(device)
-    rows = balanced_rows(domains, cfg.batches_per_split * cfg.batch_size, cfg.seed)
+    ids, domains = sequences.ids, sequences.domains
+    rows = balanced_rows(domains, sequences.sources, cfg.batches_per_split * cfg.batch_size, cfg.seed)
     for start in range(0, len(rows), cfg.batch_size):
         chosen = rows[start : start + cfg.batch_size]
         batch = torch.from_numpy(ids[chosen].astype(np.int64)).to(device)
@@ -307,7 +313,7 @@ def _evaluate(url: str, tokens_url: str | None, tokenizer_url: str | None, cfg: 
     for split in SPLITS:
         sequences = load_sequences(tokens_url, split, seq_len)
         masking = masking_of(model.args, float(meta["config"].get("mask_rate", 0.15)))
-        splits[split] = score_split(model, sequences.ids, sequences.domains, byte_lengths, cfg, masking)
+        splits[split] = score_split(model, sequences, byte_lengths, cfg, masking)
     causal = model.args.causal  # a masked-objective model neither generates nor scores continuations
     tasks = zero_shot_scores(model, tokenizer, tokens_url, cfg) if causal and cfg.zero_shot_items else {}
     generation, probes = probe_generations(model, tokenizer, cfg) if causal and cfg.probe_samples else (None, None)

@@ -66,3 +66,15 @@ def pack_stream(stream: np.ndarray, offsets: np.ndarray, seq_len: int) -> Packed
         tail_tokens=len(stream) - covered,
         tail_docs=np.flatnonzero(doc_starts >= covered),
     )
+
+
+def dominant_documents(packed: PackedStream, offsets: np.ndarray, seq_len: int) -> np.ndarray:
+    """For each window, the index of the document with the most ids in it (the earlier one on a tie)."""
+    members = np.asarray(packed.doc_indices.flatten(), dtype=np.int64)
+    counts: np.ndarray = np.diff(packed.doc_indices.offsets.to_numpy().astype(np.int64))
+    window_of = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+    starts = window_of * seq_len
+    overlap = np.minimum(offsets[members + 1], starts + seq_len + 1) - np.maximum(offsets[members], starts)
+    order = np.lexsort((np.arange(len(members)), -overlap, window_of))
+    _, first = np.unique(window_of[order], return_index=True)
+    return members[order[first]]

@@ -26,7 +26,7 @@ from pretrain_core.stage import ShardOutput
 from pretrain_core.tokenize.config import PackConfig
 from pretrain_core.tokenize.encode import encode_batch, load_tokenizer
 from pretrain_core.tokenize.keys import doc_key
-from pretrain_core.tokenize.pack import PackedStream, concatenate_documents, pack_stream
+from pretrain_core.tokenize.pack import PackedStream, concatenate_documents, dominant_documents, pack_stream
 from pretrain_core.tokenize.splits import SPLITS, SplitBoundaries, load_boundaries
 
 if TYPE_CHECKING:
@@ -65,6 +65,7 @@ class TokenizeStage:
     def process(self, table: pa.Table) -> ShardOutput:
         ids = np.asarray(table.column("id").to_pylist(), dtype=object)
         domains = np.asarray(table.column("domain").to_pylist(), dtype=object)
+        sources = np.asarray(table.column("source").to_pylist(), dtype=object)
         splits = self._split_of(table)
         repeat_index = table.column("repeat_index").to_numpy()
         heldout_copy = (splits != SPLITS[0]) & (repeat_index > 0)
@@ -73,7 +74,11 @@ class TokenizeStage:
             doc_key(self.cfg.order_seed, f"{doc_id}#{copy}") for doc_id, copy in zip(ids, repeat_index, strict=True)
         ]
         order = np.asarray(sorted(range(len(ids)), key=lambda r: (keys[r], r)), dtype=np.int64)
-        dropped = [_dropped_rows(ids[heldout_copy], domains[heldout_copy], splits[heldout_copy], HELDOUT_REPEAT)]
+        dropped = [
+            _dropped_rows(
+                ids[heldout_copy], domains[heldout_copy], sources[heldout_copy], splits[heldout_copy], HELDOUT_REPEAT
+            )
+        ]
         stats: dict[str, float] = {f"sequences_{s}": 0.0 for s in SPLITS} | {"tokens_discarded_tail": 0.0}
         sequences: list[pa.Table] = []
         for split_index, split in enumerate(SPLITS):
@@ -85,9 +90,10 @@ class TokenizeStage:
                     continue
                 stream, offsets = concatenate_documents(tokens.take(pa.array(doc_of_row[rows])), *self._frame())
                 packed = pack_stream(stream, offsets, self.cfg.seq_len)
-                streams.append(_sequences(packed, ids[rows], domain, split))
+                dominant = sources[rows][dominant_documents(packed, offsets, self.cfg.seq_len)]
+                streams.append(_sequences(packed, ids[rows], dominant, domain, split))
                 tail = rows[packed.tail_docs]
-                dropped.append(_dropped_rows(ids[tail], domains[tail], splits[tail], PACK_TAIL))
+                dropped.append(_dropped_rows(ids[tail], domains[tail], sources[tail], splits[tail], PACK_TAIL))
                 stats[f"tokens_{domain}_{split}"] = float(len(stream))
                 stats[f"sequences_{split}"] += len(packed.windows)
                 stats["tokens_discarded_tail"] += packed.tail_tokens
@@ -118,13 +124,14 @@ class TokenizeStage:
         return encode_batch(self.tokenizer(), texts, self.cfg.num_threads), doc_of_row
 
 
-def _sequences(packed: PackedStream, doc_ids: np.ndarray, domain: str, split: str) -> pa.Table:
+def _sequences(packed: PackedStream, doc_ids: np.ndarray, sources: np.ndarray, domain: str, split: str) -> pa.Table:
     n = len(packed.windows)
     names = pa.array(doc_ids.tolist(), pa.string()).take(packed.doc_indices.flatten())
     return pa.table(
         {
             "input_ids": packed.windows,
             "domain": pa.array([domain] * n, pa.string()),
+            "source": pa.array(sources.tolist(), pa.string()),
             "doc_ids": pa.ListArray.from_arrays(packed.doc_indices.offsets, names),
             "split": pa.array([split] * n, pa.string()),
         }
@@ -137,12 +144,15 @@ def _shuffled(sequences: pa.Table, seed: int, split_index: int) -> pa.Table:
     return sequences.take(np.random.default_rng([seed, split_index]).permutation(sequences.num_rows))
 
 
-def _dropped_rows(ids: np.ndarray, domains: np.ndarray, splits: np.ndarray, reason: str) -> pa.Table:
+def _dropped_rows(
+    ids: np.ndarray, domains: np.ndarray, sources: np.ndarray, splits: np.ndarray, reason: str
+) -> pa.Table:
     n = len(ids)
     return pa.table(
         {
             "input_ids": pa.array([[]] * n, pa.list_(pa.int32())),
             "domain": pa.array(domains.tolist(), pa.string()),
+            "source": pa.array(sources.tolist(), pa.string()),
             "doc_ids": pa.array([[i] for i in ids.tolist()], pa.list_(pa.string())),
             "split": pa.array(splits.tolist(), pa.string()),
             "drop_reason": pa.array([reason] * n, pa.string()),

@@ -21,10 +21,11 @@ from pretrain_core import schema, storage
 
 @dataclass(frozen=True)
 class Sequences:
-    """All sequences of one split: ids (N, seq_len + 1) int32 and the domain of each row."""
+    """All sequences of one split: ids (N, seq_len + 1) int32 and the domain and source of each row."""
 
     ids: np.ndarray
     domains: np.ndarray
+    sources: np.ndarray
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -41,6 +42,7 @@ def load_sequences(tokens_url: str, split: str, seq_len: int) -> Sequences:
     """Read every shard's rows of ``split``, in shard order, checking each has seq_len + 1 ids."""
     ids_parts: list[np.ndarray] = []
     domain_parts: list[np.ndarray] = []
+    source_parts: list[np.ndarray] = []
     for url in shard_urls(tokens_url):
         table = schema.validate(storage.read_parquet(url), schema.TOKENS, url)
         table = table.filter(pc.equal(table["split"], split))
@@ -53,9 +55,10 @@ def load_sequences(tokens_url: str, split: str, seq_len: int) -> Sequences:
             raise ValueError(f"{url}: sequences of {sorted(set(lengths.tolist()))} ids, config wants {seq_len + 1}")
         ids_parts.append(column.flatten().to_numpy().astype(np.int32).reshape(-1, seq_len + 1))
         domain_parts.append(table["domain"].to_numpy(zero_copy_only=False).astype(str))
+        source_parts.append(table["source"].to_numpy(zero_copy_only=False).astype(str))
     if not ids_parts:
-        return Sequences(np.zeros((0, seq_len + 1), np.int32), np.zeros(0, str))
-    return Sequences(np.concatenate(ids_parts), np.concatenate(domain_parts))
+        return Sequences(np.zeros((0, seq_len + 1), np.int32), np.zeros(0, str), np.zeros(0, str))
+    return Sequences(np.concatenate(ids_parts), np.concatenate(domain_parts), np.concatenate(source_parts))
 
 
 @dataclass(frozen=True)

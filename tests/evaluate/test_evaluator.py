@@ -94,3 +94,21 @@ def test_byte_lengths_add_up_to_the_text(token_data: TokenData) -> None:
 def test_a_directory_without_checkpoints_is_an_error(tmp_path: object) -> None:
     with pytest.raises(FileNotFoundError, match="complete checkpoint"):
         resolve_checkpoint(str(tmp_path))
+
+
+def test_scored_rows_share_each_domain_evenly_across_its_sources() -> None:
+    import numpy as np
+
+    from pretrain_core.evaluate.evaluator import balanced_rows
+
+    domains = np.array(["general"] * 100 + ["code"] * 20)
+    sources = np.array(["big"] * 90 + ["small"] * 10 + ["cpython"] * 20)  # "big" first and nine times larger
+    rows = balanced_rows(domains, sources, 40, seed=3)
+    picked = list(zip(domains[rows], sources[rows], strict=True))
+    assert picked.count(("general", "big")) == picked.count(("general", "small")) == 10
+    assert picked.count(("code", "cpython")) == 20
+    assert len(set(rows.tolist())) == 40 and balanced_rows(domains, sources, 40, seed=3).tolist() == rows.tolist()
+    assert balanced_rows(domains, sources, 40, seed=4).tolist() != rows.tolist()
+    # a source with too few rows gives its share to the others
+    few = balanced_rows(domains, sources, 60, seed=3)
+    assert list(sources[few]).count("small") == 10 and list(sources[few]).count("big") == 20

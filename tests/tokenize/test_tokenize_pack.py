@@ -44,3 +44,19 @@ def test_a_stream_shorter_than_one_window_is_all_tail(encoded: pa.ListArray) -> 
     packed = pack_stream(stream, offsets, seq_len=len(stream))
     assert len(packed.windows) == 0 and len(packed.doc_indices) == 0
     assert packed.tail_tokens == len(stream) and packed.tail_docs.tolist() == [0, 1]
+
+
+def test_each_window_names_the_document_with_most_of_its_ids() -> None:
+    import numpy as np
+    import pyarrow as pa
+
+    from pretrain_core.tokenize.pack import concatenate_documents, dominant_documents, pack_stream
+
+    docs = pa.array([[1] * 3, [2] * 10, [3] * 2, [4] * 2], pa.list_(pa.int32()))
+    stream, offsets = concatenate_documents(docs, None, 0)  # lengths with EOS: 4, 11, 3, 3 → offsets 0 4 15 18 21
+    packed = pack_stream(stream, offsets, 8)  # windows over positions [0, 8] and [8, 16]
+    assert packed.doc_indices.to_pylist() == [[0, 1], [1, 2]]
+    # window 0: doc 0 holds 4 ids, doc 1 holds 5; window 1: doc 1 holds 7, doc 2 holds 2
+    assert dominant_documents(packed, offsets, 8).tolist() == [1, 1]
+    tie = pack_stream(*concatenate_documents(pa.array([[5] * 3, [6] * 4], pa.list_(pa.int32())), None, 0), 7)
+    assert dominant_documents(tie, np.array([0, 4, 9]), 7).tolist() == [0]  # 4 ids each: the earlier document

@@ -81,10 +81,11 @@ def test_too_few_sequences_for_one_batch_is_an_error() -> None:
 def test_shards_are_read_through_fsspec(memory_url: str) -> None:
     url = storage.join(memory_url, "tokens")
     table = pa.table(
-        {"input_ids": [[1, 2, 3], [4, 5, 6]], "domain": ["code", "general"], "doc_ids": [["a"], ["b"]],
-         "split": ["train", "test"]},
+        {"input_ids": [[1, 2, 3], [4, 5, 6]], "domain": ["code", "general"], "source": ["cpython", "handbook"],
+         "doc_ids": [["a"], ["b"]], "split": ["train", "test"]},
         schema=schema.TOKENS,
     )  # fmt: skip
     storage.write_parquet(storage.join(url, "data", "00000.parquet"), table)
     test = load_sequences(url, "test", 2)
     assert test.ids.tolist() == [[4, 5, 6]] and test.domains.tolist() == ["general"]
+    assert test.sources.tolist() == ["handbook"]

@@ -8,6 +8,7 @@ import hashlib
 import io
 import shutil
 import sysconfig
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -89,13 +90,15 @@ def build_token_data(root: str, seq_len: int = 32, vocab_size: int = 512, n_shar
         encoded = [*sp.encode(text), sp.eos_id()]
         ids += encoded
         owners += [doc_id] * len(encoded)
-    rows: dict[str, list] = {"input_ids": [], "domain": [], "doc_ids": [], "split": []}
+    rows: dict[str, list] = {"input_ids": [], "domain": [], "source": [], "doc_ids": [], "split": []}
     window = seq_len + 1
     for (split, domain), (ids, owners) in sorted(streams.items()):
         for start in range(0, len(ids) - window + 1, seq_len):  # consecutive windows share one id, as packed
+            members = owners[start : start + window]
             rows["input_ids"].append(ids[start : start + window])
             rows["domain"].append(domain)
-            rows["doc_ids"].append(list(dict.fromkeys(owners[start : start + window])))
+            rows["source"].append(Counter(members).most_common(1)[0][0].split("#")[0])  # the file most ids are from
+            rows["doc_ids"].append(list(dict.fromkeys(members)))
             rows["split"].append(split)
     table = pa.table(rows, schema=schema.TOKENS)
     tokens_url = storage.join(root, "tokens")
