@@ -12,7 +12,7 @@ import json
 import os
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
@@ -44,6 +44,12 @@ class StorageConfig(StrictModel):
         default=False,
         description="Create the bucket of an object-store root that does not exist. Off: a missing (say, mistyped) "
         "bucket is refused before any stage runs.",
+    )
+    layout: Literal["flat", "by_config"] = Field(
+        default="flat",
+        description="flat: each stage writes <root>/corpus/<stage>/ (a changed config redoes what it changes, in "
+        "place). by_config: <root>/corpus/<stage>-<hash>/, keyed by the stage's chained config hash, so configs that "
+        "differ only downstream share their upstream outputs and none overwrites another's (pretrain ablate).",
     )
 
 

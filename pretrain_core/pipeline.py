@@ -107,10 +107,16 @@ class CorpusPipeline:
         self._roots = roots or {}
         self._inputs = inputs or {}
         self._pool: ProcessPoolExecutor | None = None  # open while `run_stage` runs jobs in worker processes
+        self._hashes: dict[str, str] = {}  # config hashes worked out so far (the config is frozen)
         configure_storage(cfg, self._roots.values())
 
     def root(self, name: str) -> str:
-        return self._roots.get(name) or storage.join(self.cfg.storage.root, "corpus", name)
+        """Where a stage or shared fit writes: `<root>/corpus/<name>`, or with `storage.layout: by_config`
+        `<root>/corpus/<name>-<first 16 of its config hash>`."""
+        if name in self._roots:
+            return self._roots[name]
+        folder = name if self.cfg.storage.layout == "flat" else f"{name}-{self.config_hash(name)[:16]}"
+        return storage.join(self.cfg.storage.root, "corpus", folder)
 
     def stage_config(self, name: str) -> dict[str, Any]:
         """The settings a stage's (or shared fit's) outputs depend on, from its module's `settings_of`."""
@@ -124,11 +130,13 @@ class CorpusPipeline:
 
     def config_hash(self, name: str) -> str:
         """Each stage's hash chains its upstream's, so changing an early stage invalidates everything after it."""
-        order = list(self.registry.hash_order())
-        upstream = ""
-        for stage in order[: order.index(name) + 1]:
-            upstream = config_hash(stage, self.stage_config(stage), upstream)
-        return upstream
+        if name not in self._hashes:
+            order = list(self.registry.hash_order())
+            upstream = ""
+            for stage in order[: order.index(name) + 1]:
+                upstream = config_hash(stage, self.stage_config(stage), upstream)
+            self._hashes[name] = upstream
+        return self._hashes[name]
 
     def fit_hash(self, name: str) -> str:
         """What a stage's own fit depends on: its upstream's hash and the settings its module's `fit_settings_of`
@@ -258,7 +266,11 @@ class CorpusPipeline:
         return sum(float(storage.read_json(m).get("seconds", 0.0)) for m in markers if storage.exists(m))
 
     def _fit_dir(self, name: str) -> str:
-        return storage.join(self.root(name), "artifacts")
+        """A stage's fitted state: beside its shards, or with `storage.layout: by_config` in a folder keyed by
+        the fit's own hash, so configs that differ only in how shards use the fit (quality's cut-offs) share it."""
+        if self.cfg.storage.layout == "flat" or name in self._roots:
+            return storage.join(self.root(name), "artifacts")
+        return storage.join(self.cfg.storage.root, "corpus", f"{name}-fit-{self.fit_hash(name)[:16]}")
 
     def fit_shared(self, name: str) -> dict[str, str]:
         """A shared fit (the tokenizer, the splits), done once on its stage's outputs for every stage that uses it."""
@@ -402,11 +414,12 @@ def training_config(cfg: PipelineConfig) -> TrainConfig:
     Each corpus build trains into its own directory (keyed by the tokenize stage's hash), so a rebuilt corpus
     starts a new run while a killed run on the same corpus resumes from its newest checkpoint.
     """
-    corpus_hash = CorpusPipeline(cfg).config_hash("tokenize")
+    pipeline = CorpusPipeline(cfg)
+    corpus_hash = pipeline.config_hash("tokenize")
     return cfg.train.model_copy(
         update={
-            "tokens_url": storage.join(cfg.storage.root, "corpus", "tokenize"),
-            "tokenizer_url": storage.join(cfg.storage.root, "corpus", "tokenizer", TOKENIZER_FILE),
+            "tokens_url": pipeline.root("tokenize"),
+            "tokenizer_url": storage.join(pipeline.root("tokenizer"), TOKENIZER_FILE),
             "output_url": storage.join(cfg.storage.root, "train", f"corpus-{corpus_hash}"),
             "seq_len": cfg.pack.seq_len,
         }

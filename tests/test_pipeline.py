@@ -143,6 +143,30 @@ def test_manifest_seconds_count_the_fits_the_stage_needed(small_config_file: Pat
     assert pipeline.run_stage("clean").fit_seconds == 0.0  # a map-only stage fits nothing
 
 
+def test_by_config_layout_keys_each_stage_by_its_hash_so_configs_share_their_common_upstream(
+    small_config_file: Path,
+) -> None:
+    keyed = ["storage.layout=by_config"]
+    base = CorpusPipeline(load_config(small_config_file, keyed))
+    stricter = CorpusPipeline(load_config(small_config_file, [*keyed, "quality.score_cutoffs=[0.5, 0.9]"]))
+    flat = CorpusPipeline(load_config(small_config_file))
+    root = base.cfg.storage.root
+    for name in ("ingest", "clean", "dedup", "pii"):
+        assert base.root(name) == stricter.root(name) == f"{root}/corpus/{name}-{base.config_hash(name)[:16]}"
+        assert flat.root(name) == f"{root}/corpus/{name}"
+    for name in ("quality", "mixture", "tokenize"):
+        assert base.root(name) != stricter.root(name)
+    assert base._fit_dir("quality") == stricter._fit_dir("quality")  # the cut-offs need no refit: one fit serves both
+    assert base._fit_dir("dedup") != base.root("dedup")
+    train = training_config(stricter.cfg)
+    assert train.tokens_url == stricter.root("tokenize")
+    assert train.tokenizer_url == f"{stricter.root('tokenizer')}/tokenizer.model"
+    for name in ("ingest", "clean"):
+        base.run_stage(name)
+    assert stricter.finished("clean") is not None  # the other config finds the shared stage done
+    assert flat.finished("clean") is None
+
+
 def test_quality_thresholds_rescore_the_shards_without_refitting(small_config_file: Path) -> None:
     """Bucket thresholds are config that needs no refit: the reference models are reused, the shards rerun."""
     base = CorpusPipeline(load_config(small_config_file))
