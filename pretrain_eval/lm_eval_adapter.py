@@ -19,7 +19,7 @@ from lm_eval.api.model import LM
 from lm_eval.api.registry import register_model
 from tqdm import tqdm
 
-from pretrain_core.evaluate.zero_shot import continuation_scores, score_tokens
+from pretrain_core.evaluate.zero_shot import continuation_scores, document_logprob, score_tokens
 from pretrain_core.export.bundle import load_bundle
 from pretrain_core.generate.config import GenerationConfig
 from pretrain_core.generate.decode import generate
@@ -54,17 +54,10 @@ class PretrainLM(LM):
 
     def loglikelihood_rolling(self, requests: list[Instance], disable_tqdm: bool = False) -> list[float]:
         """Every token of the string predicted once, each window with as much context as the model takes."""
-        window = self.bundle.model.args.max_seq_len
         results = []
         for request in tqdm(requests, disable=disable_tqdm, desc="loglikelihood_rolling"):
             (text,) = request.args
-            ids = [self._start_id, *self.bundle.tokenizer.encode(text)]
-            total = 0.0
-            for first in range(1, len(ids), window):
-                end = min(first + window, len(ids))
-                piece = ids[max(0, end - window - 1) : end]
-                total += score_tokens(self.bundle.model, piece, len(piece) - (end - first))[0]
-            results.append(total)
+            results.append(document_logprob(self.bundle.model, [self._start_id, *self.bundle.tokenizer.encode(text)]))
         return results
 
     def generate_until(self, requests: list[Instance], disable_tqdm: bool = False) -> list[str]:

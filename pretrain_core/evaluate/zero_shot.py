@@ -173,6 +173,18 @@ def score_tokens(model: GPT, ids: Sequence[int], start: int) -> tuple[float, boo
     return float(chosen.sum()), bool((log_probs.argmax(dim=-1) == targets).all())
 
 
+def document_logprob(model: GPT, ids: Sequence[int]) -> float:
+    """log p(ids[1:] | ids[0]) of a whole document (ids[0]: the id it follows, end-of-document), every token
+    predicted once, each window of the model with as much context as it takes (lm-eval's rolling loglikelihood)."""
+    window = model.args.max_seq_len
+    total = 0.0
+    for first in range(1, len(ids), window):
+        end = min(first + window, len(ids))
+        piece = ids[max(0, end - window - 1) : end]
+        total += score_tokens(model, piece, len(piece) - (end - first))[0]
+    return total
+
+
 def score_items(model: GPT, tokenizer: spm.SentencePieceProcessor, items: Sequence[TaskItem]) -> dict[str, TaskScore]:
     """Accuracy per `task/language` group, and per task over every language ("task/all")."""
     correct: dict[str, list[bool]] = defaultdict(list)

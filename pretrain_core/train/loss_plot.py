@@ -6,7 +6,7 @@ object API (no display, no pyplot state). matplotlib is optional (`pretrain[eval
 
 from __future__ import annotations
 
-import io
+from pretrain_core.png_plot import finished_png, line_figure
 
 
 def loss_curve_url(output_url: str) -> str:
@@ -15,20 +15,9 @@ def loss_curve_url(output_url: str) -> str:
 
 def render_loss_curve(train: list[tuple[int, float]], validation: list[tuple[int, float]], title: str) -> bytes:
     """PNG bytes of loss against step (nats, linear: the differences late in training are what one reads)."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    figure = Figure(figsize=(8, 4.5))
-    FigureCanvasAgg(figure)
-    figure.subplots_adjust(left=0.1, right=0.97, top=0.9, bottom=0.12)
-    axes = figure.add_subplot()
+    figure, axes = line_figure()
     for label, points, marker in (("train", train, "."), ("validation", validation, "o")):
         if points:
             axes.plot([step for step, _ in points], [loss for _, loss in points], marker=marker, label=label)
     axes.set(title=title, xlabel="step", ylabel="loss (nats/token)")
-    axes.grid(alpha=0.3)
-    if axes.has_data():
-        axes.legend(loc="upper right")
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png", dpi=80, metadata={"Software": None})
-    return buffer.getvalue()
+    return finished_png(figure, axes)
