@@ -7,18 +7,20 @@ from prefect import flow
 
 from flows.corpus_rebuild import run_corpus
 from pretrain_core.ablation.report import AblationReport
-from pretrain_core.ablation.spec import AblationSpec
+from pretrain_core.ablation.spec import CPU_PRESET, AblationSpec, load_ablation
 from tasks.ablation import prepare_heldout, report_ablation, score_proxy_run
 from tasks.training import launch_training
 
 
-@flow(name="ablation", flow_run_name="ablation-{spec.name}", log_prints=True)
-def ablation(spec: AblationSpec) -> AblationReport:
+@flow(name="ablation", log_prints=True)
+def ablation(spec: AblationSpec | None = None) -> AblationReport:
     """Run an ablation; reruns reuse every finished stage, run and score.
 
     Args:
-        spec: the arms (overrides on one base config), the baseline, seeds, token budget and held-out set.
+        spec: the arms (overrides on one base config), the baseline, seeds, token budget and held-out set; empty:
+            the CPU preset (raw vs curated vs no quality filter on the demo corpus).
     """
+    spec = spec or load_ablation(CPU_PRESET)
     for arm in spec.arms:
         run_corpus(spec.arm_config(arm))
     heldout_url, items_url = prepare_heldout(spec)

@@ -15,6 +15,7 @@ from prefect.events.schemas.events import ResourceSpecification
 from prefect.exceptions import PrefectHTTPStatusError
 from prefect.states import Scheduled, State
 
+from pretrain_core.ablation.spec import AblationSpec
 from pretrain_core.train.params import TrainRunParams
 from tests.shipped_text import REPO_ROOT
 
@@ -23,6 +24,7 @@ ENTRYPOINTS = {
     "train/train": "flows/train.py:train_run",
     "evaluate-checkpoint/evaluate-checkpoint": "flows/evaluate_checkpoint.py:evaluate_checkpoint_flow",
     "nightly-eval/nightly-eval": "flows/nightly_eval.py:nightly_eval",
+    "ablation/ablation": "flows/ablation.py:ablation",
 }
 
 # Server start plus `prefect deploy` (which imports every flow) take ~50 s on a loaded 2-core machine.
@@ -67,6 +69,20 @@ def test_train_form_describes_every_training_knob(deployed_api: str) -> None:
     assert set(params["properties"]) == set(TrainRunParams.model_fields)
     undescribed = [name for name, prop in params["properties"].items() if not _resolve(schema, prop).get("description")]
     assert undescribed == []
+
+
+def test_ablation_form_describes_every_field_and_refuses_a_bad_spec(deployed_api: str) -> None:
+    with get_client(sync_client=True) as client:
+        deployment = client.read_deployment_by_name("ablation/ablation")
+        schema = deployment.parameter_openapi_schema
+        assert schema is not None
+        spec = _resolve(schema, schema["properties"]["spec"]["anyOf"][0])
+        assert set(spec["properties"]) == set(AblationSpec.model_fields)
+        assert [n for n, p in spec["properties"].items() if not _resolve(schema, p).get("description")] == []
+        bad = {"arms": {"a": {}, "b": {}}, "baseline": "a", "seeds": 0}
+        with pytest.raises(PrefectHTTPStatusError) as refused:
+            client.create_flow_run_from_deployment(deployment.id, parameters={"spec": bad})
+        assert refused.value.response.status_code == 409
 
 
 def test_checkpoint_event_triggers_evaluate_checkpoint(deployed_api: str) -> None:
