@@ -30,6 +30,7 @@ RESULTS_SCHEMA = pa.schema(
     ]
 )
 LOWER_IS_BETTER = {"bits_per_byte": True, "accuracy": False, "centred_accuracy": False}
+METRIC_ORDER = list(LOWER_IS_BETTER)  # how the report lists them: the headline metric first
 CONFIDENCE = 0.95
 
 
@@ -57,7 +58,9 @@ class Comparison(BaseModel):
         what = f"{self.metric.replace('_', ' ')} ({self.group})"
         interval = f"{abs(self.difference):.4f} ± {self.half_width:.4f}" if self.half_width is not None else ""
         if self.better is None:
-            detail = f"difference {self.difference:+.4f} ± {self.half_width:.4f}" if self.half_width else "one seed"
+            detail = (
+                "one seed" if self.half_width is None else f"difference {self.difference:+.4f} ± {self.half_width:.4f}"
+            )
             return f"{self.arm} and {self.baseline} are not told apart on {what} ({detail}, 95 % interval)"
         verb = "beats" if self.better else "trails"
         return f"{self.arm} {verb} {self.baseline} on {what} by {interval} (95 % interval)"
@@ -129,8 +132,9 @@ def render_markdown(
     ]
     lines.append("\n" + ", ".join(f"{k}: {v}" for k, v in facts.items()) + "\n")
     headline = [c for c in comparisons if c.group == "all" or c.group.endswith("/all")]
+    headline.sort(key=lambda c: (METRIC_ORDER.index(c.metric), c.group, c.arm))
     lines += ["## Verdicts\n", *[f"- {c.verdict()}" for c in headline or comparisons], ""]
-    for metric in sorted({f.metric for f in figures}):
+    for metric in sorted({f.metric for f in figures}, key=METRIC_ORDER.index):
         lines += [
             f"## {metric.replace('_', ' ')} ({'lower' if LOWER_IS_BETTER[metric] else 'higher'} is better)\n",
             "| group | arm | seeds | mean | std | 95 % interval | vs baseline |",

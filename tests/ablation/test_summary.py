@@ -56,6 +56,8 @@ def test_a_clear_difference_is_a_verdict_and_noise_is_not() -> None:
     assert noisy[0].better is None and "not told apart" in noisy[0].verdict()
     worse = compare(arm_figures(results({"raw": [3.00, 3.02, 3.01], "curated": [3.10, 3.20, 3.15]})), "raw")
     assert worse[0].better is False and "trails" in worse[0].verdict()
+    constant = compare(arm_figures(results({"raw": [3.0, 3.0], "curated": [3.0, 3.0]})), "raw")
+    assert constant[0].half_width == 0.0 and "difference +0.0000 ± 0.0000" in constant[0].verdict()
     single = compare(arm_figures(results({"raw": [3.0], "curated": [2.0]})), "raw")
     assert single[0].half_width is None and single[0].better is None and "one seed" in single[0].verdict()
 
