@@ -26,11 +26,15 @@ CPU_PRESET = Path(str(files("pretrain_core").joinpath("defaults", "ablation-cpu.
 
 
 class Arm(StrictModel):
+    """One candidate corpus: overrides on the base config."""
+
     description: str = Field(default="", description="What the arm changes, for the report.")
     overrides: list[str] = Field(default=[], description="Dotted overrides on the base config (KEY=VALUE).")
 
 
 class HeldOut(StrictModel):
+    """The held-out set every arm is scored on."""
+
     arm: str | None = Field(
         default=None,
         description="The arm whose test-split documents make the shared held-out set (default: the baseline). "
@@ -45,6 +49,8 @@ class HeldOut(StrictModel):
 
 
 class AblationSpec(StrictModel):
+    """An ablation: the arms, the baseline, the proxy model's budget and seeds, the held-out set."""
+
     name: str = Field(default="ablation", description="Names the report and the Prefect artifacts.")
     output_root: str = Field(default="outputs/ablation", description="Where every arm's stages and runs go (URL).")
     base_config: str | None = Field(default=None, description="Pipeline YAML (default: the embedded demo config).")
