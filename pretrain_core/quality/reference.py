@@ -67,8 +67,11 @@ def shipped_records(name: str) -> Iterator[dict[str, str]]:
 
 
 def read_reference_file(url: str, ref: ReferenceConfig) -> Iterator[ReferenceRecord]:
-    """Records of one JSONL(.gz/.zst) or Parquet file with a non-empty text field."""
+    """Records of one JSONL(.gz/.zst) or Parquet file with a non-empty text field. A record's key is the file's
+    name and the record's row, never the directory it sits in: keys pick folds and break ties, so the same
+    reference gives the same models wherever the package or the file is installed."""
     fs, path = storage.filesystem(url)
+    name = path.rstrip("/").rsplit("/", 1)[-1]
     if path.endswith(".parquet"):
         with fs.open(path, "rb") as handle:
             table = pq.read_table(handle)
@@ -80,7 +83,7 @@ def read_reference_file(url: str, ref: ReferenceConfig) -> Iterator[ReferenceRec
         )
         for row, (text, lang) in enumerate(zip(texts, langs, strict=True)):
             if text and text.strip():
-                yield ReferenceRecord(f"{url}#{row}", text, lang or None)
+                yield ReferenceRecord(f"{name}#{row}", text, lang or None)
         return
     with fs.open(path, "rt", encoding="utf-8", compression="infer") as handle:
         for row, line in enumerate(handle):
@@ -91,7 +94,7 @@ def read_reference_file(url: str, ref: ReferenceConfig) -> Iterator[ReferenceRec
                 raise ValueError(f"{url} line {row + 1}: no field {ref.text_field!r} (set text_field)")
             text = record[ref.text_field]
             if text and text.strip():
-                yield ReferenceRecord(f"{url}#{row}", text, record.get(ref.lang_field) or None)
+                yield ReferenceRecord(f"{name}#{row}", text, record.get(ref.lang_field) or None)
 
 
 def reference_lines(texts: list[str]) -> list[str]:
