@@ -1,33 +1,32 @@
 """Tiny real token shards for the training and evaluation tests: licence texts (general and specialist), Python
-sources (code) and a Chinese text, encoded by a SentencePiece model trained on them and packed like the
-tokenization stage does (per split and domain, documents joined by EOS, cut into seq_len + 1 windows)."""
+sources (code) and a Chinese text, all shipped in the repository, encoded by a SentencePiece model trained on them
+and packed like the tokenization stage does (per split and domain, documents joined by EOS, cut into seq_len + 1
+windows sharing one id)."""
 
 from __future__ import annotations
 
 import hashlib
 import io
 import shutil
-import sysconfig
 from collections import Counter
 from dataclasses import dataclass
-from pathlib import Path
 
 import pyarrow as pa
 import sentencepiece as spm
 
 from pretrain_core import schema, storage
 from pretrain_core.train.checkpoint import EVALUATIONS
-from tests.shipped_text import LICENCES
+from tests.shipped_text import CJK_TEXTS, DEMO, LICENCES
 
 # Copies a training output without the evaluations other tests recorded in it (a checkpoint's first evaluation stands).
 WITHOUT_EVALUATIONS = shutil.ignore_patterns("eval.json", EVALUATIONS)
 
-STDLIB = Path(sysconfig.get_paths()["stdlib"])
+SHIPPED_STDLIB = DEMO / "code" / "cpython" / "Lib"  # the demo corpus's copies of CPython 3.11 modules
 SOURCES = {
     "general": [LICENCES / n for n in ("Apache-2.0", "MPL-2.0", "Artistic", "CC0-1.0")]
-    + [STDLIB / "test/cjkencodings/gb2312-utf8.txt"],
+    + [CJK_TEXTS / "gb2312-utf8.txt"],
     "specialist": [LICENCES / n for n in ("GPL-2", "GPL-3", "LGPL-2.1")],
-    "code": [STDLIB / n for n in ("textwrap.py", "heapq.py", "shlex.py", "bisect.py")],
+    "code": [SHIPPED_STDLIB / n for n in ("textwrap.py", "heapq.py", "shlex.py", "bisect.py")],
 }
 
 
