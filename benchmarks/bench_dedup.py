@@ -2,15 +2,18 @@
 loop.
 
 Sketching (what the fit's map does per shard): normalise, shingle and sign a batch in compiled kernels
-(pretrain_core/dedup/kernels.py), against datasketch's `MinHash.update_batch` per document on the same shingles
-after the same normalisation done with regular expressions; timed on all documents and on the ASCII-only ones
-(English prose and code, one word shingle per word). MinHash + LSH: ours also bands the signatures in numpy into the
-buckets datasketch's MinHashLSH would make. Baseline, what the datasketch docs show: per
-document ``MinHash(num_perm)``, ``update`` per shingle with the default SHA-1, then ``MinHashLSH.insert``;
-same normalisation and the same word 5-gram shingles. Also times our whole ``fit_dedup`` (exact keys,
-verification, clustering, artifact) for reference.
+(pretrain_core/dedup/kernels.py), from the Arrow string array the stage reads and, for comparison, from Python
+strings; against datasketch's `MinHash.update_batch` per document on the same shingles after the same
+normalisation done with regular expressions; timed on all documents and on the ASCII-only ones (English prose and
+code, one word shingle per word). Word shingles everywhere (what the baseline makes), plus one row with the stage's
+default `shingle: auto` (character shingles for Chinese and Japanese: more shingles per document).
 
-Documents come from the demo corpus as ingest hands it on (else from real text on this machine, see corpus.py);
+MinHash + LSH: ours also bands the signatures in numpy into the buckets datasketch's MinHashLSH would make.
+Baseline, what the datasketch docs show: per document ``MinHash(num_perm)``, ``update`` per shingle with the
+default SHA-1, then ``MinHashLSH.insert``; same normalisation and the same word 5-gram shingles. Also times our
+whole ``fit_dedup`` (exact keys, verification, clustering, artifact) for reference.
+
+Documents come from the demo corpus as ingest hands it on (with --reference, the repository's reference text);
 prose is cut into pieces of about --chunk-chars characters, code files stay whole, and one document in ten gets
 a reworded copy so the index has duplicates to find. One core; times are CPU seconds of this process.
 
@@ -33,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pyarrow as pa
 from corpus import Document, load_documents, megabytes, pages, spread, stage_table
 from datasketch import MinHash, MinHashLSH
 from timing import Rate, cpu_time, print_rates
@@ -41,8 +45,8 @@ from pretrain_core import schema, storage
 from pretrain_core.dedup.candidates import candidate_pairs
 from pretrain_core.dedup.config import DedupConfig
 from pretrain_core.dedup.minhash import lsh_buckets, minhash_signatures
-from pretrain_core.dedup.normalize import normalize_texts
-from pretrain_core.dedup.shingles import shingle_sets
+from pretrain_core.dedup.normalize import normalize_arrow, normalize_texts
+from pretrain_core.dedup.shingles import ShingleKind, shingle_sets
 from pretrain_core.dedup.stage import fit_dedup
 
 
@@ -61,9 +65,10 @@ def with_near_duplicates(docs: list[Document]) -> list[Document]:
     return docs + [doc._replace(text=reworded(doc.text, rng)) for doc in docs[::10]]
 
 
-def our_sketches(texts: list[str], cfg: DedupConfig) -> np.ndarray:
-    """Normalise, shingle and sign, as the fit's map does for each shard."""
-    sets = shingle_sets(normalize_texts(texts, cfg.ignore), "word", cfg.word_ngram, cfg.char_ngram, 0.0)
+def our_sketches(texts: pa.Array | list[str], cfg: DedupConfig, kind: ShingleKind = "word") -> np.ndarray:
+    """Normalise, shingle and sign, as the fit's map does for each shard (it reads an Arrow array)."""
+    normalized = normalize_arrow(texts, cfg.ignore) if isinstance(texts, pa.Array) else normalize_texts(texts)
+    sets = shingle_sets(normalized, kind, cfg.word_ngram, cfg.char_ngram, cfg.min_unspaced_share)
     return minhash_signatures(sets, cfg.num_perm, cfg.seed)
 
 
@@ -129,16 +134,22 @@ def main() -> None:
     size = megabytes(texts)
     print(f"documents: {origin}; {len(texts)} timed, num_perm={cfg.num_perm}, word {cfg.word_ngram}-grams, one core")
 
-    our_sketches(texts[:10], cfg)  # compiled kernels load once per process (from numba's cache); not timed
+    for kind in ("word", "auto"):  # compiled kernels and tables load once per process; not timed
+        our_sketches(pa.array(texts[:10]), cfg, kind)
+    our_sketches(texts[:10], cfg)
     for label, subset in (("all documents", texts), ("ASCII-only documents", [t for t in texts if t.isascii()])):
         mean_chars = sum(map(len, subset)) / max(len(subset), 1)
-        ours_sketch, _ = cpu_time(lambda subset=subset: our_sketches(subset, cfg), args.repeat)
+        arrow = pa.array(subset, pa.string())  # what the stage reads from Parquet
+        mb = megabytes(subset)
+        ways = (
+            ("ours: from Arrow (the stage's path)", lambda a=arrow: our_sketches(a, cfg)),
+            ("ours: from Python strings", lambda s=subset: our_sketches(s, cfg)),
+            ("ours: from Arrow, shingle: auto (default)", lambda a=arrow: our_sketches(a, cfg, "auto")),
+        )
+        sketch_rates = [Rate(name, cpu_time(run, args.repeat)[0], len(subset), mb) for name, run in ways]
         peer_sketch, _ = cpu_time(lambda subset=subset: datasketch_sketches(subset, cfg), args.repeat)
-        peer = Rate("datasketch: MinHash.update_batch per document", peer_sketch, len(subset), megabytes(subset))
-        sketch_rates = [
-            Rate("ours: normalise + shingle + sign (kernels)", ours_sketch, len(subset), megabytes(subset)),
-            peer,
-        ]
+        peer = Rate("datasketch: MinHash.update_batch per document", peer_sketch, len(subset), mb)
+        sketch_rates.append(peer)
         print_rates(f"Sketching, {label} ({mean_chars:,.0f} characters on average)", sketch_rates, peer)
 
     _, params = ours(texts[:10], cfg)  # the same bands and rows for both; their optimisation is not timed

@@ -8,11 +8,16 @@ from collections.abc import Iterator, Sequence
 
 def char_batches(texts: Sequence[str], batch_chars: int) -> Iterator[tuple[int, int]]:
     """Consecutive index ranges of about ``batch_chars`` characters (at least one text each)."""
-    start, size = 0, 0
-    for i, text in enumerate(texts):
-        size += len(text)
-        if size >= batch_chars:
+    return size_batches([len(text) for text in texts], batch_chars)
+
+
+def size_batches(sizes: Sequence[int], batch_size: int) -> Iterator[tuple[int, int]]:
+    """Consecutive index ranges whose ``sizes`` add up to about ``batch_size`` (at least one item each)."""
+    start, total = 0, 0
+    for i, size in enumerate(sizes):
+        total += size
+        if total >= batch_size:
             yield start, i + 1
-            start, size = i + 1, 0
-    if start < len(texts):
-        yield start, len(texts)
+            start, total = i + 1, 0
+    if start < len(sizes):
+        yield start, len(sizes)

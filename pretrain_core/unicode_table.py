@@ -1,11 +1,14 @@
-"""What Python's own character predicates say of every code point, as one flag table computed once per process:
-compiled kernels read it to class characters exactly as `str` methods and `re` do (`str.isalpha`, `str.isupper`,
-`str.isdigit`; `re`'s `\\s` (= `str.isspace`), `\\w` and `\\d` (= `str.isdecimal`))."""
+"""What Python's own character functions say of every code point, as tables computed once per process: compiled
+kernels read them to class characters exactly as `str` methods and `re` do (`char_flags`: `str.isalpha`,
+`str.isupper`, `str.isdigit`; `re`'s `\\s` (= `str.isspace`), `\\w` and `\\d` (= `str.isdecimal`)), and to
+fold text exactly as NFKC and `str.lower` do wherever a character's neighbours cannot change the result
+(`fold_table`)."""
 
 from __future__ import annotations
 
 import functools
 import re
+import unicodedata
 from dataclasses import dataclass
 
 import numba
@@ -26,6 +29,63 @@ def char_flags() -> np.ndarray:
         for run in re.finditer(pattern, everything):
             flags[run.start() : run.end()] |= bit
     return flags
+
+
+FOLD_CONTEXTUAL = np.uint32(0xFFFFFFFF)  # `fold_table`: the text must go through Python's own NFKC and lower
+FOLD_EXPANDS = np.uint32(0x80000000)  # `fold_table`: this bit plus an index into the expansions
+_HANGUL_VOWELS_AND_TRAILS = (*range(0x1161, 0x1176), *range(0x11A8, 0x11C3))  # composed algorithmically
+
+
+@dataclass(frozen=True)
+class FoldTable:
+    """What ``unicodedata.normalize("NFKC", c)`` (then ``.lower()``, if asked) makes of each code point ``c`` alone.
+
+    ``points[c]`` is the folded character; `FOLD_EXPANDS` | k where it folds to several, written in
+    ``expansions[offsets[k]:offsets[k + 1]]``; `FOLD_CONTEXTUAL` where the result may depend on the neighbours.
+    A text whose characters are all context-free folds to the concatenation of their folds: NFKC of a string is the
+    concatenation of its characters' NFKC as long as every character's decomposition starts with a starter
+    (combining class 0) that composes with nothing before it, and `str.lower` is per character except for the
+    final-sigma rule of capital sigma and lower-case forms longer than one character.
+    """
+
+    points: np.ndarray
+    expansions: np.ndarray
+    offsets: np.ndarray
+
+
+@functools.cache
+def fold_table(lower: bool) -> FoldTable:
+    """The NFKC (and lower-case) fold of every code point, or `FOLD_CONTEXTUAL` where context decides it."""
+    composes_backwards = set(_HANGUL_VOWELS_AND_TRAILS)
+    for point in range(0x110000):
+        decomposition = unicodedata.decomposition(chr(point)).split()
+        if len(decomposition) == 2 and not decomposition[0].startswith("<"):
+            composes_backwards.add(int(decomposition[1], 16))
+    points = np.full(0x110000, FOLD_CONTEXTUAL, dtype=np.uint32)
+    expansions: list[int] = []
+    offsets = [0]
+    for point in range(0x110000):
+        if 0xD800 <= point <= 0xDFFF:
+            continue  # lone surrogates never come out of UTF-8
+        char = chr(point)
+        starter = unicodedata.normalize("NFKD", char)[0]
+        if unicodedata.combining(starter) or ord(starter) in composes_backwards:
+            continue
+        folded = unicodedata.normalize("NFKC", char)
+        if lower:
+            if "\u03a3" in folded:  # capital sigma lowers by its context
+                continue
+            lowered = folded.lower()
+            if len(lowered) != len(folded):
+                continue
+            folded = lowered
+        if len(folded) == 1:
+            points[point] = ord(folded)
+        else:
+            points[point] = FOLD_EXPANDS | np.uint32(len(offsets) - 1)
+            expansions.extend(map(ord, folded))
+            offsets.append(len(expansions))
+    return FoldTable(points, np.asarray(expansions, dtype=np.uint32), np.asarray(offsets, dtype=np.int64))
 
 
 def code_points(text: str) -> np.ndarray:

@@ -1,10 +1,10 @@
 """Near-dedup's per-character loops compiled to native code by numba: text normalisation, shingle hashing, per-document
-unique sets and MinHash signatures, each a single pass over a batch's code points.
+unique sets and MinHash signatures, each a single pass over a batch's code points (or UTF-8 bytes).
 
-Each kernel computes exactly what its definition says, bit for bit: `normalize.normalize_text` (after NFKC and case
-folding, which stay in Python's C code), the span hashes and sets of `shingles.shingle_sets`, and datasketch's
-affine32 MinHash (`minhash.minhash_signatures`); the tests compare them with plain implementations. Integer constants
-are typed (numba widens mixed signed/unsigned arithmetic to floats).
+Each kernel computes exactly what its definition says, bit for bit: `normalize.normalize_text` (NFKC and case
+folding by table where a character folds alone, else in Python's C code), the span hashes and sets of
+`shingles.shingle_sets`, and datasketch's affine32 MinHash (`minhash.minhash_signatures`); the tests compare them
+with plain implementations. Integer constants are typed (numba widens mixed signed/unsigned arithmetic to floats).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import functools
 import numba
 import numpy as np
 
-from pretrain_core.unicode_table import DECIMAL, SPACE, WORD, char_flags
+from pretrain_core.unicode_table import DECIMAL, FOLD_CONTEXTUAL, FOLD_EXPANDS, SPACE, WORD, char_flags
 
 _SPACE_POINT, _NEWLINE_POINT, _ZERO_POINT = np.uint32(0x20), np.uint32(0x0A), np.uint32(0x30)
 _BASE = np.uint64(0x100000001B3)
@@ -43,62 +43,134 @@ def word_characters(by_word_characters: bool) -> np.ndarray:
     return inside.astype(np.uint8)
 
 
+@numba.njit(inline="always")
+def _emit(point, out, written, in_word, seen, in_digits, word, flags, zero_digits):
+    """One character through `compact_words`; returns its state (written, in_word, seen, in_digits).
+    Stores are unconditional and counts advance by 0 or 1, so the common path has no branch to mispredict."""
+    if zero_digits:
+        if flags[point] & DECIMAL:
+            if in_digits:
+                return written, in_word, seen, in_digits
+            in_digits = True
+            point = _ZERO_POINT
+        else:
+            in_digits = False
+    inside = word[point]
+    out[written] = _SPACE_POINT
+    written += inside & (in_word ^ np.uint8(1)) & seen
+    out[written] = point
+    written += inside
+    return written, inside, seen | inside, in_digits
+
+
 @numba.njit(cache=True, nogil=True)
 def compact_words(points, offsets, word, flags, zero_digits, out, out_offsets):
     """Write each document's words (`word[c]` is 1 for their characters) joined by single spaces into `out` (CSR
-    `out_offsets`, one slot more than `points`); with `zero_digits` every run of `\\d` is first one 0.
-    Stores are unconditional and counts advance by 0 or 1, so the common loop has no branch to mispredict."""
+    `out_offsets`, one slot more than `points`); with `zero_digits` every run of `\\d` is first one 0."""
     written = 0
     for doc in range(offsets.size - 1):
         out_offsets[doc] = written
-        in_word = np.uint8(0)
-        seen = np.uint8(0)
-        in_digits = False
+        in_word, seen, in_digits = np.uint8(0), np.uint8(0), False
         for i in range(offsets[doc], offsets[doc + 1]):
-            point = points[i]
-            if zero_digits:
-                if flags[point] & DECIMAL:
-                    if in_digits:
-                        continue
-                    in_digits = True
-                    point = _ZERO_POINT
-                else:
-                    in_digits = False
-            inside = word[point]
-            out[written] = _SPACE_POINT
-            written += inside & (in_word ^ np.uint8(1)) & seen
-            out[written] = point
-            written += inside
-            in_word = inside
-            seen |= inside
+            written, in_word, seen, in_digits = _emit(
+                points[i], out, written, in_word, seen, in_digits, word, flags, zero_digits
+            )
     out_offsets[offsets.size - 1] = written
 
 
 @numba.njit(cache=True, nogil=True)
-def char_mode(points, offsets, kind_code, min_share):
-    """Which documents get character shingles: all (kind_code 2), none (1), or (0, auto) those whose non-space
-    characters are at least `min_share` in unspaced scripts."""
+def fold_words(data, offsets, fold, expansions, expansion_offsets, word, flags, zero_digits, out, out_offsets, rest):
+    """UTF-8 texts (`data[offsets[i]:offsets[i + 1]]`) folded by the table `fold` (`unicode_table.fold_table`) and
+    compacted as `compact_words` does, in one pass, into `out` (CSR `out_offsets`; at least one slot more than the
+    bytes). A text with a character the table leaves to its context, or whose expansions would write more characters
+    than it has bytes, is left empty and flagged in `rest`."""
+    if zero_digits:  # a constant inside the loop (about 6x faster than testing it per character)
+        _fold_words(data, offsets, fold, expansions, expansion_offsets, word, flags, True, out, out_offsets, rest)
+    else:
+        _fold_words(data, offsets, fold, expansions, expansion_offsets, word, flags, False, out, out_offsets, rest)
+
+
+@numba.njit(inline="always")
+def _fold_words(data, offsets, fold, expansions, expansion_offsets, word, flags, zero_digits, out, out_offsets, rest):
+    written = 0
+    base = offsets[0]
+    for doc in range(offsets.size - 1):
+        out_offsets[doc] = written
+        first = written
+        in_word, seen, in_digits = np.uint8(0), np.uint8(0), False
+        i = offsets[doc]
+        end = offsets[doc + 1]
+        while i < end:
+            byte = np.uint32(data[i])
+            if byte < 0x80:
+                point = byte
+                i += 1
+            elif byte < 0xE0:
+                point = ((byte & 0x1F) << 6) | (np.uint32(data[i + 1]) & 0x3F)
+                i += 2
+            elif byte < 0xF0:
+                point = ((byte & 0x0F) << 12) | ((np.uint32(data[i + 1]) & 0x3F) << 6) | (np.uint32(data[i + 2]) & 0x3F)
+                i += 3
+            else:
+                point = (
+                    ((byte & 0x07) << 18)
+                    | ((np.uint32(data[i + 1]) & 0x3F) << 12)
+                    | ((np.uint32(data[i + 2]) & 0x3F) << 6)
+                    | (np.uint32(data[i + 3]) & 0x3F)
+                )
+                i += 4
+            folded = fold[point]
+            if folded < FOLD_EXPANDS:
+                written, in_word, seen, in_digits = _emit(
+                    folded, out, written, in_word, seen, in_digits, word, flags, zero_digits
+                )
+                continue
+            k = folded ^ FOLD_EXPANDS
+            if folded != FOLD_CONTEXTUAL and written + expansion_offsets[k + 1] - expansion_offsets[k] < out.size:
+                for j in range(expansion_offsets[k], expansion_offsets[k + 1]):
+                    written, in_word, seen, in_digits = _emit(
+                        expansions[j], out, written, in_word, seen, in_digits, word, flags, zero_digits
+                    )
+                if written <= i - base:  # never ahead of the bytes read: the next stores stay inside `out`
+                    continue
+            rest[doc] = True
+            written = first
+            break
+    out_offsets[offsets.size - 1] = written
+
+
+@functools.cache
+def unspaced_characters() -> np.ndarray:
+    """Per code point, 1 if it belongs to a script in `UNSPACED_RANGES`."""
+    table = np.zeros(0x110000, dtype=np.uint8)
+    for low, high in UNSPACED_RANGES:
+        table[low : high + 1] = 1
+    return table
+
+
+@numba.njit(cache=True, nogil=True)
+def char_mode(points, offsets, kind_code, min_share, unspaced):
+    """Which documents get character shingles (`_by_char`; `unspaced[c]` is 1 for characters of unspaced scripts)."""
     n_docs = offsets.size - 1
     out = np.zeros(n_docs, dtype=np.bool_)
     for doc in range(n_docs):
-        if kind_code != 0:
-            out[doc] = kind_code == 2
-            continue
         letters = 0
-        unspaced = 0
+        unspaced_count = 0
         for i in range(offsets[doc], offsets[doc + 1]):
             point = points[i]
-            if (point == _SPACE_POINT) | (point == _NEWLINE_POINT):
-                continue
-            letters += 1
-            if point < UNSPACED_RANGES[0, 0]:
-                continue
-            for r in range(UNSPACED_RANGES.shape[0]):
-                if UNSPACED_RANGES[r, 0] <= point <= UNSPACED_RANGES[r, 1]:
-                    unspaced += 1
-                    break
-        out[doc] = letters > 0 and unspaced >= min_share * max(letters, 1)
+            letters += (point != _SPACE_POINT) & (point != _NEWLINE_POINT)
+            unspaced_count += unspaced[point]
+        out[doc] = _by_char(kind_code, letters, unspaced_count, min_share)
     return out
+
+
+@numba.njit(inline="always")
+def _by_char(kind_code, letters, unspaced_count, min_share):
+    """Character shingles for all documents (kind_code 2), none (1), or (0, auto) those whose non-space characters
+    are at least `min_share` in unspaced scripts."""
+    if kind_code != 0:
+        return kind_code == 2
+    return letters > 0 and unspaced_count >= min_share * max(letters, 1)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -111,38 +183,50 @@ def _fmix64(value):
 
 
 @numba.njit(cache=True, nogil=True)
-def shingle_hashes(points, offsets, by_char, word_k, char_k, base_inverse, hashes, counts, set_offsets):
+def shingle_hashes(
+    points, offsets, kind_code, min_share, unspaced, word_k, char_k, base_inverse, hashes, counts, set_offsets
+):
     """Each document's sorted unique shingle hashes and their counts into `hashes`/`counts` (CSR `set_offsets`).
 
-    A shingle is `word_k` consecutive words (separated by space or newline) or `char_k` consecutive characters;
-    a document shorter than one shingle has one shingle of all it has. Its hash is the span's polynomial
-    sum(c_j * BASE**(j - start)) mod 2**64 (`base_inverse` is BASE's inverse), salted with its length and mixed by
-    MurmurHash3's finaliser."""
+    A shingle is `word_k` consecutive words (separated by space or newline) or, for the documents `char_mode` picks,
+    `char_k` consecutive characters; a document shorter than one shingle has one shingle of all it has. Its hash is
+    the span's polynomial sum(c_j * BASE**(j - start)) mod 2**64 (`base_inverse` is BASE's inverse), salted with its
+    length and mixed by MurmurHash3's finaliser. One pass per document finds prefix sums, word bounds and the mode."""
     longest = 0
     for doc in range(offsets.size - 1):
         longest = max(longest, offsets[doc + 1] - offsets[doc])
-    powers = np.empty(longest + 1, dtype=np.uint64)
     inverse = np.empty(longest + 1, dtype=np.uint64)
-    powers[0] = 1
     inverse[0] = 1
     for j in range(1, longest + 1):
-        powers[j] = powers[j - 1] * _BASE
         inverse[j] = inverse[j - 1] * base_inverse
     prefix = np.empty(longest + 1, dtype=np.uint64)
     scratch = np.empty(longest + 1, dtype=np.uint64)
     buckets = np.empty(4 * longest + 5, dtype=np.int64)  # two arrays of up to 2 * (longest + 1) + 1 buckets
     word_starts = np.empty(longest + 2, dtype=np.int64)
     word_ends = np.empty(longest + 2, dtype=np.int64)
+    spare = word_ends.size - 1  # takes the stores a separator makes (branch-free loop), never read
     written = 0
     for doc in range(offsets.size - 1):
         set_offsets[doc] = written
         start = offsets[doc]
         length = offsets[doc + 1] - start
-        prefix[0] = 0
-        for j in range(length):
-            prefix[j + 1] = prefix[j] + np.uint64(points[start + j]) * powers[j]
         first = written
-        if by_char[doc]:
+        prefix[0] = 0
+        running, power = np.uint64(0), np.uint64(1)
+        words, inside, letters, unspaced_count = np.int64(0), np.int64(0), np.int64(0), np.int64(0)
+        for j in range(length):
+            point = points[start + j]
+            running += np.uint64(point) * power
+            power *= _BASE
+            prefix[j + 1] = running
+            letter = np.int64((point != _SPACE_POINT) & (point != _NEWLINE_POINT))
+            word_starts[words] = j
+            words += letter & (inside ^ 1)
+            word_ends[words - 1 if letter else spare] = j + 1
+            inside = letter
+            letters += letter
+            unspaced_count += unspaced[point]
+        if _by_char(kind_code, letters, unspaced_count, min_share):
             spans = max(length - char_k + 1, 1) if length > 0 else 0
             for s in range(spans):
                 e = min(s + char_k, length)
@@ -150,16 +234,6 @@ def shingle_hashes(points, offsets, by_char, word_k, char_k, base_inverse, hashe
                 hashes[written] = _fmix64(raw ^ (np.uint64(e - s) * _LENGTH_SALT))
                 written += 1
         else:
-            words = np.int64(0)
-            inside = np.int64(0)
-            spare = word_ends.size - 1  # takes the stores a separator makes (branch-free loop), never read
-            for j in range(length):
-                point = points[start + j]
-                letter = np.int64((point != _SPACE_POINT) & (point != _NEWLINE_POINT))
-                word_starts[words] = j
-                words += letter & (inside ^ 1)
-                word_ends[words - 1 if letter else spare] = j + 1
-                inside = letter
             spans = max(words - word_k + 1, 1) if words > 0 else 0
             for w in range(spans):
                 s = word_starts[w]

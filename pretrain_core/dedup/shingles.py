@@ -108,13 +108,13 @@ def shingle_sets(
         last = int(np.searchsorted(texts.offsets, texts.offsets[first] + _BATCH_CHARS, side="right")) - 1
         last = min(max(last, first + 1), len(texts))
         offsets = texts.offsets[first : last + 1]
-        by_char = kernels.char_mode(texts.points, offsets, _KIND_CODES[kind], min_unspaced_share)
         room = int(offsets[-1] - offsets[0]) + len(offsets)
         hashes, counts = np.empty(room, dtype=np.uint64), np.empty(room, dtype=np.int64)
         set_offsets = np.empty(len(offsets), dtype=np.int64)
         kernels.shingle_hashes(
-            texts.points, offsets, by_char, word_ngram, char_ngram, _BASE_INVERSE, hashes, counts, set_offsets
-        )
+            texts.points, offsets, _KIND_CODES[kind], min_unspaced_share, kernels.unspaced_characters(),
+            word_ngram, char_ngram, _BASE_INVERSE, hashes, counts, set_offsets,
+        )  # fmt: skip
         parts.append(ShingleSets(hashes[: set_offsets[-1]].copy(), counts[: set_offsets[-1]].copy(), set_offsets))
         first = last
     return ShingleSets.concat(parts) if parts else _empty_sets(0)
@@ -122,7 +122,9 @@ def shingle_sets(
 
 def char_shingled(texts: CodePoints, kind: ShingleKind, min_unspaced_share: float) -> np.ndarray:
     """Which of the normalised texts ``shingle_sets`` cuts into character rather than word shingles."""
-    return kernels.char_mode(texts.points, texts.offsets, _KIND_CODES[kind], min_unspaced_share)
+    return kernels.char_mode(
+        texts.points, texts.offsets, _KIND_CODES[kind], min_unspaced_share, kernels.unspaced_characters()
+    )
 
 
 def _empty_sets(n_docs: int) -> ShingleSets:

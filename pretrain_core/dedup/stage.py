@@ -24,11 +24,11 @@ import pyarrow.compute as pc
 
 from pretrain_core import schema as contract
 from pretrain_core import storage
-from pretrain_core.batches import char_batches
+from pretrain_core.batches import size_batches
 from pretrain_core.dedup.config import DedupConfig
 from pretrain_core.dedup.exact import exact_key
 from pretrain_core.dedup.near import Sketches, sketch_texts
-from pretrain_core.dedup.normalize import normalize_texts
+from pretrain_core.dedup.normalize import normalize_arrow
 from pretrain_core.dedup.partitioned import (
     CLUSTERS,
     EXACT_DUPLICATE,
@@ -55,19 +55,22 @@ def sketch_shard(input_url: str, cfg: DedupConfig, partial_url: str) -> None:
     split by exact key into `cfg.partitions` row groups (`partitioned.KEYED`), and its ids split by id (for the
     reduce's check that ids are unique)."""
     table = storage.read_parquet(input_url, columns=_FIT_COLUMNS)
-    ids, texts, domains = (table.column(c).to_pylist() for c in _FIT_COLUMNS)
+    ids, domains = table.column("id").to_pylist(), table.column("domain").to_pylist()
+    texts = table.column("text").combine_chunks()
+    lengths = pc.utf8_length(texts).to_numpy(zero_copy_only=False).astype(np.int64)
     keys: list[bytes] = []
     groups: list[str] = []
     sketched: list[tuple[pa.Array, pa.Array, pa.Array]] = []
     seen: set[bytes] = set()
-    for lo, hi in char_batches(texts, _BATCH_CHARS):
-        normalized = normalize_texts(texts[lo:hi], cfg.ignore)
+    for lo, hi in size_batches(lengths.tolist(), _BATCH_CHARS):
+        normalized = normalize_arrow(texts.slice(lo, hi - lo), cfg.ignore)
         utf8, utf8_bounds = normalized.utf8()
         firsts: list[int] = []
         for k, row in enumerate(range(lo, hi)):
             namespace = domains[row] if cfg.scope == "domain" else ""
             body = utf8[utf8_bounds[k] : utf8_bounds[k + 1]]
-            key = exact_key(body, texts[row], namespace) if cfg.exact else ids[row].encode()
+            raw = "" if body else texts[row].as_py()  # the raw text keys only texts that normalise to nothing
+            key = exact_key(body, raw, namespace) if cfg.exact else ids[row].encode()
             if key not in seen:
                 seen.add(key)
                 firsts.append(k)
@@ -79,7 +82,6 @@ def sketch_shard(input_url: str, cfg: DedupConfig, partial_url: str) -> None:
         pa.concat_arrays([columns[c] for columns in sketched]) if sketched else pa.array([], KEYED.field(f).type)
         for c, f in enumerate(("shingle_count", "sketch", "shingles"))
     )
-    lengths = [len(t) for t in texts]
     keyed = pa.table([ids, lengths, keys, groups, counts, sketch, shingles], schema=KEYED)
     id_table = pa.table([ids], schema=IDS)
     for name, table, parts in (

@@ -1,5 +1,6 @@
 """The compiled kernels (`pretrain_core/dedup/kernels.py`) give exactly what the plain implementations they replaced
-give (tests/dedup/kernel_oracle.py): normalised text, shingle sets with counts, MinHash signatures, UTF-8."""
+give (tests/dedup/kernel_oracle.py): normalised text (from Python strings and from Arrow's UTF-8), shingle sets with
+counts, MinHash signatures, UTF-8."""
 
 from __future__ import annotations
 
@@ -8,13 +9,15 @@ import random
 from collections.abc import Callable
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pretrain_core.dedup.minhash import minhash_signatures
-from pretrain_core.dedup.normalize import CodePoints, Ignorable, normalize_texts
+from pretrain_core.dedup.normalize import CodePoints, Ignorable, normalize_arrow, normalize_texts
 from pretrain_core.dedup.shingles import char_shingled, shingle_sets
+from pretrain_core.unicode_table import FOLD_CONTEXTUAL, fold_table
 from tests.dedup.kernel_oracle import (
     _char_mode,
     _code_points,
@@ -57,6 +60,67 @@ def test_normalisation_equals_the_regular_expressions_on_any_text(
     texts: list[str], ignore: tuple[Ignorable, ...]
 ) -> None:
     assert normalize_texts(texts, ignore).texts() == [regex_normalize_text(t, ignore) for t in texts]
+
+
+# Characters whose NFKC or lower case depends on their neighbours, or that expand: combining marks, Hangul jamo that
+# compose with the syllable before them, sigma, dotted I, ligatures, full-width and circled forms.
+CONTEXT_SENSITIVE = (
+    "\u0301\u0308\u0323\u0327\u0345\u05b0\u0651\u093c\u094d\u0e48\u1161\u1175\u11a8\u11c2"
+    "\u0b3e\u0b47\u0cd5\u0cbf\u0dcf\u0dd9\u302a\u3099\u309a"
+    "ΣσςİIiaeoAEOuUÅåǄǅﬁﬃ…´¨¸½①㍻ｶﾞﾟ가각ᄀ뷁，。 .-_0١"
+)
+NOT_SURROGATES = st.characters(exclude_categories=("Cs",))
+
+
+def _as_arrow_equals_as_python(texts: list[str], ignore: tuple[Ignorable, ...]) -> None:
+    expected = normalize_texts(texts, ignore)
+    for array in (pa.array(texts, pa.string()), pa.array(["x", *texts, "y"], pa.large_string()).slice(1, len(texts))):
+        got = normalize_arrow(array, ignore)
+        assert got.offsets.tolist() == expected.offsets.tolist()
+        assert got.points.astype(np.uint32).tolist() == expected.points.astype(np.uint32).tolist()
+        assert got.texts() == expected.texts()
+
+
+@pytest.mark.parametrize("ignore", IGNORE_CHOICES)
+def test_normalisation_of_arrow_text_equals_python_s(
+    ignore: tuple[Ignorable, ...], licence: Callable[[str], str], tutor: Callable[[str], str]
+) -> None:
+    texts = [t for t in _real_texts(licence, tutor) if "surrogate" not in t]
+    _as_arrow_equals_as_python(texts, ignore)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.text(st.sampled_from(CONTEXT_SENSITIVE) | NOT_SURROGATES, max_size=40)
+        | st.text(st.sampled_from(CONTEXT_SENSITIVE), max_size=12),
+        max_size=6,
+    ),
+    st.sampled_from(IGNORE_CHOICES),
+)
+def test_normalisation_of_arrow_text_equals_python_s_on_any_text(
+    texts: list[str], ignore: tuple[Ignorable, ...]
+) -> None:
+    _as_arrow_equals_as_python(texts, ignore)
+
+
+def test_every_pair_of_context_sensitive_characters_folds_as_python_folds_it() -> None:
+    pairs = [a + b for a in CONTEXT_SENSITIVE for b in CONTEXT_SENSITIVE]
+    _as_arrow_equals_as_python(pairs, ("case", "punctuation"))
+    _as_arrow_equals_as_python(pairs, ())
+
+
+def test_the_fold_table_leaves_to_python_what_depends_on_context() -> None:
+    table = fold_table(lower=True).points
+    for char in "\u0301\u1161\u11a8Σİ":  # a combining mark, jamo that compose backwards, sigma, dotted I
+        assert table[ord(char)] == FOLD_CONTEXTUAL, repr(char)
+    assert (table[ord("Ａ")], table[ord("，")], table[ord("é")]) == (ord("a"), ord(","), ord("é"))
+    assert int((table != FOLD_CONTEXTUAL).sum()) > 1_000_000  # nearly every code point folds alone
+
+
+def test_normalising_arrow_text_with_nulls_is_an_error() -> None:
+    with pytest.raises(ValueError, match="nulls"):
+        normalize_arrow(pa.array(["a", None]))
 
 
 @settings(max_examples=200, deadline=None)
