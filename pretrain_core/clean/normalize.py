@@ -3,9 +3,11 @@
 ftfy is thorough but slow (1-3 MB/s), and most lines of a corpus are plain ASCII, where mojibake cannot occur.
 So only runs of lines with non-ASCII characters go through ``ftfy.fix_text``; ASCII runs get just the cheap
 fixers that can matter for them (terminal escapes, line breaks). ftfy works line by line itself, so the result
-is the same, five times faster on mostly-English text. Code is repaired more narrowly: only broken encodings
-are fixed, and every whitespace character (\\r\\n, tabs, form feeds) survives, because layout is part of a
-program.
+is the same, five times faster on mostly-English text. A non-ASCII run goes to ftfy only when ftfy could change
+one of its lines: its mojibake repair starts only on a line its own badness pattern matches, and each other
+enabled fixer only on a line with a character it replaces (`_Gate`), so clean multilingual text is not sent.
+Code is repaired more narrowly: only broken encodings are fixed, and every whitespace character (\\r\\n, tabs,
+form feeds) survives, because layout is part of a program.
 """
 
 from __future__ import annotations
@@ -15,10 +17,11 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 import ftfy
-from ftfy import fixes
+from ftfy import chardata, fixes
+from ftfy.badness import BADNESS_RE
 
 from pretrain_core.clean.config import NormalizeConfig
 
@@ -71,14 +74,54 @@ def _code_fixer() -> ftfy.TextFixerConfig:
     )
 
 
-def _fix_by_runs(text: str, fixer: ftfy.TextFixerConfig, fix_ascii: Callable[[str], str]) -> str:
-    """ftfy on runs of non-ASCII lines, ``fix_ascii`` on runs of ASCII lines; each line keeps its newline."""
+class _Gate:
+    """Whether ``ftfy.fix_text`` with a given configuration could change any line of a text.
+
+    Mojibake repair (`fix_encoding`) leaves a line alone unless ``ftfy.badness.is_bad`` finds a match in it; that
+    pattern has no look-around and one anchor (a line starting "Ã " or "Â "), so a match in a line is a match in a
+    text holding it, and the anchor is checked at every line start. Each other fixer the configuration enables
+    changes only lines holding a character it replaces (`_TRIGGERS`); a test holds this against ftfy itself.
+    """
+
+    _LINE_START = re.compile("(?:^|\n)[ÃÂ] ")
+    _TRIGGERS: ClassVar[dict[str, str]] = {
+        "unescape_html": "&",
+        "remove_terminal_escapes": "\x1b",
+        "fix_c1_controls": "\x80-\x9f",
+        "fix_latin_ligatures": "".join(re.escape(chr(point)) for point in sorted(chardata.LIGATURES)),
+        "fix_line_breaks": "\r\u2028\u2029\x85",
+        "fix_surrogates": "\ud800-\udfff",
+    }
+    _NEVER_GATED = ("fix_character_width", "uncurl_quotes", "remove_control_chars", "normalization")
+
+    def __init__(self, config: ftfy.TextFixerConfig) -> None:
+        if any(getattr(config, name) for name in self._NEVER_GATED):
+            raise ValueError(f"the ftfy gate does not know when {self._NEVER_GATED} change text; leave them off")
+        classes = "".join(chars for name, chars in self._TRIGGERS.items() if getattr(config, name))
+        self._triggers = re.compile(f"[{classes}]") if classes else None
+        self._encoding = config.fix_encoding
+
+    def may_change(self, text: str) -> bool:
+        if self._triggers is not None and self._triggers.search(text):
+            return True
+        return self._encoding and bool(BADNESS_RE.search(text) or self._LINE_START.search(text))
+
+
+def _fix_by_runs(text: str, fixer: ftfy.TextFixerConfig, gate: _Gate, fix_ascii: Callable[[str], str]) -> str:
+    """ftfy on runs of non-ASCII lines it could change, ``fix_ascii`` on runs of ASCII lines; each line keeps its
+    newline."""
     if text.isascii():
         return fix_ascii(text)
+    if not gate.may_change(text):
+        return text
     pieces = text.split("\n")
     lines = [piece + "\n" for piece in pieces[:-1]] + [pieces[-1]]
     runs = ("".join(group) for _, group in itertools.groupby(lines, key=str.isascii))
-    return "".join(fix_ascii(run) if run.isascii() else ftfy.fix_text(run, fixer) for run in runs)
+    return "".join(fix_ascii(run) if run.isascii() else _fix_run(run, fixer, gate) for run in runs)
+
+
+def _fix_run(run: str, fixer: ftfy.TextFixerConfig, gate: _Gate) -> str:
+    return ftfy.fix_text(run, fixer) if gate.may_change(run) else run
 
 
 def _unchanged(text: str) -> str:
@@ -92,15 +135,19 @@ class Normalizer:
         self.cfg = cfg
         self._prose_fixer = _prose_fixer(cfg)
         self._code_fixer = _code_fixer()
+        self._prose_gate = _Gate(self._prose_fixer)
+        self._code_gate = _Gate(self._code_fixer)
 
     def prose(self, text: str) -> Normalized:
         """Repair a natural-language document."""
-        fixed = _fix_by_runs(text, self._prose_fixer, self._fix_ascii_prose) if self.cfg.ftfy else text
+        if not self.cfg.ftfy:
+            return self._finish(text, text, self.cfg.unicode_form, _PROSE_CONTROL)
+        fixed = _fix_by_runs(text, self._prose_fixer, self._prose_gate, self._fix_ascii_prose)
         return self._finish(text, fixed, self.cfg.unicode_form, _PROSE_CONTROL)
 
     def code(self, text: str) -> Normalized:
         """Repair a source file: broken encodings only, whitespace byte for byte."""
-        fixed = _fix_by_runs(text, self._code_fixer, _unchanged) if self.cfg.ftfy else text
+        fixed = _fix_by_runs(text, self._code_fixer, self._code_gate, _unchanged) if self.cfg.ftfy else text
         return self._finish(text, fixed, self.cfg.code_unicode_form, _CODE_CONTROL)
 
     def _fix_ascii_prose(self, text: str) -> str:

@@ -16,7 +16,8 @@ import numpy as np
 
 from pretrain_core.clean import ngram_kernel
 from pretrain_core.clean.config import ProseThresholds
-from pretrain_core.clean.words import has_letter, is_unsegmented_char, is_word, split_tokens
+from pretrain_core.clean.token_kernel import LETTER_TOKEN, UNSEGMENTED_CHAR
+from pretrain_core.clean.words import Tokens, is_word, scan_tokens, split_tokens
 
 _BULLETS = tuple("•‣⁃◦●▪■□·*-–−")
 _ELLIPSES = ("...", "…")
@@ -33,23 +34,29 @@ class ProseDoc:
     unsegmented_ngram_scale: int = 2
 
     @cached_property
-    def tokens(self) -> list[str]:
-        return split_tokens(self.text)
+    def tokens(self) -> Tokens:
+        return scan_tokens(self.text)
+
+    @cached_property
+    def word_tokens(self) -> Tokens:
+        return self.tokens.words()
 
     @cached_property
     def words(self) -> list[str]:
-        return [token for token in self.tokens if is_word(token)]
+        return list(self.word_tokens.strings())
+
+    @cached_property
+    def word_count(self) -> int:
+        return len(self.word_tokens)
 
     @cached_property
     def word_ids(self) -> np.ndarray:
         """Each word as a small integer (equal words, equal ids), the input of the n-gram hashes."""
-        vocabulary: dict[str, int] = {}
-        ids = (vocabulary.setdefault(word, len(vocabulary)) for word in self.words)
-        return np.fromiter(ids, dtype=np.uint64, count=len(self.words))
+        return self.word_tokens.ids()
 
     @cached_property
     def word_lengths(self) -> np.ndarray:
-        return np.fromiter(map(len, self.words), dtype=np.int64, count=len(self.words))
+        return self.word_tokens.lengths()
 
     @cached_property
     def lines(self) -> list[str]:
@@ -73,10 +80,9 @@ class ProseDoc:
     @cached_property
     def unsegmented(self) -> bool:
         """Whether most words are single characters of scripts written without spaces (Chinese, Japanese, Thai)."""
-        if not self.words or self.text.isascii():
+        if not self.word_count or self.text.isascii():
             return False
-        single = sum(1 for word in self.words if is_unsegmented_char(word))
-        return single / len(self.words) >= self.unsegmented_share
+        return self.word_tokens.count(UNSEGMENTED_CHAR) / self.word_count >= self.unsegmented_share
 
     def word_span(self, n: int) -> int:
         """n words as this text counts them: n * scale characters in unsegmented text, where a word is a character
@@ -88,7 +94,7 @@ ProseRule = Callable[[ProseDoc, ProseThresholds], str | None]
 
 
 def word_count(doc: ProseDoc, t: ProseThresholds) -> str | None:
-    n = len(doc.words)
+    n = doc.word_count
     if n < t.min_words:
         return "too_few_words"
     if n > t.max_words:
@@ -97,16 +103,16 @@ def word_count(doc: ProseDoc, t: ProseThresholds) -> str | None:
 
 
 def mean_word_length(doc: ProseDoc, t: ProseThresholds) -> str | None:
-    if doc.unsegmented or not doc.words:
+    if doc.unsegmented or not doc.word_count:
         return None
-    mean = sum(len(word) for word in doc.words) / len(doc.words)
+    mean = int(doc.word_lengths.sum()) / doc.word_count
     return "mean_word_length" if not t.min_mean_word_length <= mean <= t.max_mean_word_length else None
 
 
 def symbol_ratio(doc: ProseDoc, t: ProseThresholds) -> str | None:
     text = doc.text
     symbols = text.count("#") + text.count("...") + text.count("…")
-    return "symbol_ratio" if symbols > t.max_symbol_word_ratio * max(len(doc.words), 1) else None
+    return "symbol_ratio" if symbols > t.max_symbol_word_ratio * max(doc.word_count, 1) else None
 
 
 def bullet_lines(doc: ProseDoc, t: ProseThresholds) -> str | None:
@@ -134,9 +140,9 @@ def placeholder_text(doc: ProseDoc, t: ProseThresholds) -> str | None:
 
 
 def alpha_words(doc: ProseDoc, t: ProseThresholds) -> str | None:
-    if not doc.tokens:
+    if not len(doc.tokens):
         return None
-    alpha = sum(1 for token in doc.tokens if has_letter(token))
+    alpha = doc.tokens.count(LETTER_TOKEN)
     return "low_alpha_words" if alpha / len(doc.tokens) < t.min_alpha_word_fraction else None
 
 
@@ -144,7 +150,7 @@ def stop_words(doc: ProseDoc, t: ProseThresholds) -> str | None:
     if not doc.stop_words or t.min_stop_words == 0:
         return None
     found: set[str] = set()
-    for word in doc.words:
+    for word in doc.word_tokens.strings():  # one at a time: most documents have enough after a few words
         candidate = word.lower().strip(_PUNCTUATION)
         if candidate in doc.stop_words:
             found.add(candidate)

@@ -4,13 +4,25 @@ Gopher's thresholds assume words separated by spaces. Chinese, Japanese, Thai, L
 spaces between words, so there each character counts as one word (a Chinese word averages 1.5 characters, close
 enough for thresholds such as "at least 50 words"). Punctuation glued to such characters is not a word, just as
 the comma in "Hello," is not a word of its own.
+
+`split_tokens` and `is_word` define tokens and words on a string; `scan_tokens` gives the same tokens of a whole
+document as spans with their flags in one compiled pass (`token_kernel`), which is what the rules and signals
+count with.
 """
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Iterator
+from dataclasses import dataclass
 
-_UNSEGMENTED_CLASS = (
+import numpy as np
+
+from pretrain_core.clean import token_kernel
+from pretrain_core.unicode_table import char_flags, code_points
+
+UNSEGMENTED_CLASS = (
     "\u0e00-\u0eff"  # Thai, Lao
     "\u1000-\u109f"  # Myanmar
     "\u1780-\u17ff"  # Khmer
@@ -18,9 +30,8 @@ _UNSEGMENTED_CLASS = (
     "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003134f"  # Han
 )
 _ALNUM = re.compile(r"[^\W_]")
-_LETTER = re.compile(r"[^\W\d_]")
-_UNSEGMENTED_CHAR = re.compile(f"[{_UNSEGMENTED_CLASS}]")
-_UNSEGMENTED_PIECES = re.compile(f"[{_UNSEGMENTED_CLASS}]|[^{_UNSEGMENTED_CLASS}]+")
+_UNSEGMENTED_CHAR = re.compile(f"[{UNSEGMENTED_CLASS}]")
+_UNSEGMENTED_PIECES = re.compile(f"[{UNSEGMENTED_CLASS}]|[^{UNSEGMENTED_CLASS}]+")
 
 
 def split_tokens(text: str) -> list[str]:
@@ -38,20 +49,73 @@ def split_tokens(text: str) -> list[str]:
     return tokens
 
 
-def has_letter(token: str) -> bool:
-    """A token with at least one letter (of any script): Gopher's "alphabetic word"."""
-    return token.isalpha() or _LETTER.search(token) is not None
-
-
 def is_word(token: str) -> bool:
     """A token with at least one letter or digit: what word counts and word lengths are about."""
     return _has_alnum(token)
 
 
-def is_unsegmented_char(token: str) -> bool:
-    """A one-character word of a script written without spaces."""
-    return len(token) == 1 and _UNSEGMENTED_CHAR.match(token) is not None
-
-
 def _has_alnum(text: str) -> bool:
     return text.isalnum() or _ALNUM.search(text) is not None
+
+
+@dataclass(frozen=True)
+class Tokens:
+    """A text's `split_tokens` as spans (code-point offsets) with their `token_kernel` flags and hashes: counts,
+    lengths and word ids without a Python string per token."""
+
+    text: str
+    starts: np.ndarray
+    stops: np.ndarray
+    flags: np.ndarray
+    hashes: np.ndarray
+
+    def __len__(self) -> int:
+        return self.starts.size
+
+    def count(self, flag: np.uint8) -> int:
+        """Tokens with ``flag`` (`token_kernel.WORD_TOKEN`, `LETTER_TOKEN`, `UNSEGMENTED_CHAR`)."""
+        return int(np.count_nonzero(self.flags & flag))
+
+    def words(self) -> Tokens:
+        """The tokens that are words (`is_word`)."""
+        keep = (self.flags & token_kernel.WORD_TOKEN) != 0
+        return Tokens(self.text, self.starts[keep], self.stops[keep], self.flags[keep], self.hashes[keep])
+
+    def strings(self) -> Iterator[str]:
+        """The tokens' text, one at a time."""
+        text = self.text
+        for start, stop in zip(self.starts.tolist(), self.stops.tolist(), strict=True):
+            yield text[start:stop]
+
+    def lengths(self) -> np.ndarray:
+        return self.stops - self.starts
+
+    def ids(self) -> np.ndarray:
+        """Each token as a small integer, numbered by first appearance (equal tokens, equal ids; tokens are told apart
+        by a 64-bit hash of their characters)."""
+        if not self.hashes.size:
+            return np.zeros(0, dtype=np.uint64)
+        _, first, inverse = np.unique(self.hashes, return_index=True, return_inverse=True)
+        rank = np.empty(first.size, dtype=np.uint64)
+        rank[np.argsort(first, kind="stable")] = np.arange(first.size, dtype=np.uint64)
+        return rank[inverse.ravel()]
+
+
+def scan_tokens(text: str) -> Tokens:
+    """`split_tokens` of ``text`` with each token's flags, in one compiled pass."""
+    points = code_points(text)
+    room = points.size
+    starts, stops = np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64)
+    flags, hashes = np.empty(room, dtype=np.uint8), np.empty(room, dtype=np.uint64)
+    n = token_kernel.scan_tokens(points, char_flags(), _unsegmented_table(), starts, stops, flags, hashes)
+    return Tokens(text, starts[:n].copy(), stops[:n].copy(), flags[:n].copy(), hashes[:n].copy())
+
+
+@functools.cache
+def _unsegmented_table() -> np.ndarray:
+    """Per code point, 1 if it is in `UNSEGMENTED_CLASS`."""
+    everything = "".join(map(chr, range(0x110000)))
+    table = np.zeros(0x110000, dtype=np.uint8)
+    for match in re.finditer(f"[{UNSEGMENTED_CLASS}]+", everything):
+        table[match.start() : match.end()] = 1
+    return table

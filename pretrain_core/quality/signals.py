@@ -26,7 +26,7 @@ from ftfy.badness import MOJIBAKE_CATEGORIES
 
 from pretrain_core.clean import prose_rules
 from pretrain_core.clean.langid import script_counts
-from pretrain_core.clean.words import has_letter
+from pretrain_core.clean.token_kernel import LETTER_TOKEN
 from pretrain_core.quality.reference import shipped_records
 from pretrain_core.unicode_table import FlagCounts, flag_counts
 
@@ -248,7 +248,7 @@ PROSE_SIGNALS: tuple[Signal, ...] = (
         lambda d: _share(d.text.count("#") + d.text.count("...") + d.text.count("…"), len(d.words)),
         "hashes and ellipses per word (Gopher)",
     ),
-    Signal("alpha_token_share", lambda d: _share(sum(map(has_letter, d.tokens)), len(d.tokens)), "tokens with letters"),
+    Signal("alpha_token_share", lambda d: _share(d.tokens.count(LETTER_TOKEN), len(d.tokens)), "tokens with letters"),
     Signal("bullet_line_share", lambda d: _lines_share(d.lines, lambda x: x.startswith(_BULLETS)), "Gopher"),
     Signal("ellipsis_line_share", lambda d: _lines_share(d.lines, lambda x: x.endswith(("...", "…"))), "Gopher"),
     Signal("terminal_line_share", lambda d: _lines_share(d.lines, lambda x: x.endswith(_TERMINAL)), "C4"),

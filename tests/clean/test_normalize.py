@@ -4,9 +4,11 @@ import unicodedata
 from collections.abc import Callable
 
 import ftfy
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pretrain_core.clean.config import NormalizeConfig
-from pretrain_core.clean.normalize import Normalizer, _prose_fixer
+from pretrain_core.clean.normalize import _PROSE_CONTROL, Normalizer, _code_fixer, _fix_by_runs, _Gate, _prose_fixer
 
 
 def test_mojibake_in_real_text_is_repaired(udhr: dict[str, str]) -> None:
@@ -75,3 +77,32 @@ def test_line_runs_give_ftfy_whole_result(man_page: Callable[..., str]) -> None:
     assert not page.isascii() and any(line.isascii() for line in page.splitlines())
     cfg = NormalizeConfig()
     assert Normalizer(cfg).prose(page).text == ftfy.fix_text(page, _prose_fixer(cfg))
+
+
+MOJIBAKE_PRONE = "aZ é€ÃÂ©®°·»«–—´¢£¥µ×²³Œœ‚„…†‡ˆ‰Š‹ŒŽ‘’“”•˜™š›žŸ ¡¿ÀÉØÙàâäçèêëìîïñòôöùûü═║╔ВГРСвЂΒΓΞΟβā€√≈"
+TRIGGERS = "&\x1b[31m\r\n\u2028\u2029\x85\x80\x9fﬁﬂĳ\ud800\udc00"
+OTHER = "人人生而自由カタカナ 한국어 Привет ﻿\t"
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(st.sampled_from(MOJIBAKE_PRONE + TRIGGERS + OTHER + " \n"), max_size=60))
+def test_skipping_runs_ftfy_cannot_change_gives_ftfy_s_result(text: str) -> None:
+    for cfg in (NormalizeConfig(), NormalizeConfig(unescape_html=True), NormalizeConfig(ftfy_mode="encoding_only")):
+        normalizer = Normalizer(cfg)
+        assert (
+            normalizer.prose(text).text
+            == normalizer._finish(text, ftfy.fix_text(text, _prose_fixer(cfg)), cfg.unicode_form, _PROSE_CONTROL).text
+        )
+    assert _fix_by_runs(text, _code_fixer(), _Gate(_code_fixer()), str) == ftfy.fix_text(text, _code_fixer())
+
+
+def test_real_mojibake_is_sent_to_ftfy_and_clean_text_is_not(udhr: dict[str, str]) -> None:
+    cfg = NormalizeConfig()
+    gate = _Gate(_prose_fixer(cfg))
+    anchored_and_other_fixers = ("Ã la carte", "été\nÃ la carte", "ok\nÂ bar", "日本\r\n語", "ﬁn", "x\u2028y")
+    for broken in anchored_and_other_fixers:
+        assert gate.may_change(broken)
+        assert Normalizer(cfg).prose(broken).text == ftfy.fix_text(broken, _prose_fixer(cfg)) != broken
+    for lang in ("de", "fr", "ru", "zh", "ja"):
+        assert not gate.may_change(udhr[lang]), lang
+        assert gate.may_change(udhr[lang].encode("utf-8").decode("latin-1")), lang

@@ -2,7 +2,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from pretrain_core.clean.words import is_unsegmented_char, is_word, split_tokens
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pretrain_core.clean.token_kernel import LETTER_TOKEN, UNSEGMENTED_CHAR, WORD_TOKEN
+from pretrain_core.clean.words import is_word, scan_tokens, split_tokens
+from tests.clean.token_oracle import first_appearance_ids, has_letter, is_unsegmented_char
 
 
 def test_spaced_text_splits_on_whitespace(udhr: dict[str, str]) -> None:
@@ -29,3 +34,38 @@ def test_symbol_tokens_are_tokens_but_not_words() -> None:
     assert tokens == ["GNU", "—", "the", "|", "free", "3.0", "software"]
     assert [t for t in tokens if is_word(t)] == ["GNU", "the", "free", "3.0", "software"]
     assert is_unsegmented_char("語") and not is_unsegmented_char("한") and not is_unsegmented_char("ab")
+
+
+def _scanned_as_split(text: str) -> None:
+    tokens = scan_tokens(text)
+    expected = split_tokens(text)
+    assert list(tokens.strings()) == expected
+    flags = tokens.flags.tolist()
+    assert [bool(f & WORD_TOKEN) for f in flags] == [is_word(t) for t in expected]
+    assert [bool(f & LETTER_TOKEN) for f in flags] == [has_letter(t) for t in expected]
+    assert [bool(f & UNSEGMENTED_CHAR) for f in flags] == [is_unsegmented_char(t) for t in expected]
+    words = tokens.words()
+    expected_words = [t for t in expected if is_word(t)]
+    assert list(words.strings()) == expected_words
+    assert words.lengths().tolist() == [len(w) for w in expected_words]
+    assert words.ids().tolist() == first_appearance_ids(expected_words)
+
+
+def test_scanned_tokens_are_split_tokens_with_their_predicates(udhr: dict[str, str]) -> None:
+    assert len(udhr) >= 5
+    for text in udhr.values():
+        _scanned_as_split(text)
+
+
+def test_scanned_tokens_of_mixed_cjk_and_latin_text(cjk_text: Callable[[str], str]) -> None:
+    for encoding in ("gb2312", "euc_jp"):
+        _scanned_as_split(cjk_text(encoding))
+
+
+MIXED = "abc Zé_9 ٣ 你好，世界。カタカナｶﾀ ไทย 한국어 —|…_ \t\n\u3000\u00a0\x1c\x85 𠀀 ⅫIV ①"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(st.sampled_from(MIXED) | st.characters(), max_size=80))
+def test_scanned_tokens_equal_split_tokens_on_any_text(text: str) -> None:
+    _scanned_as_split(text)
