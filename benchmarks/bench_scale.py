@@ -5,11 +5,11 @@ documents); then each stage, ingest to tokenize, runs in a fresh child process (
 `CorpusPipeline.run_stage`) whose shard jobs, fit maps and reduce jobs run in `execution.processes` (2) spawned
 worker processes, as `pretrain corpus` runs them on one machine. The child's CPU seconds (its workers' included)
 come from `os.wait4`; its own peak RSS (the driver: planning, fits that are not map-reduce, manifests) and its
-workers' largest peak RSS it reports itself (`getrusage`, self and children). Per stage and scale the table
-gives the MB of text the stage read, the text MB of its largest input shard, CPU seconds, MB/s per core and both
-peaks; the last table gives, per stage, the cost per MB, the driver's peak and the workers' peak at the largest
-scale as multiples of the smallest (flat: 1.0). Bars (issue 12): cost per MB within 1.3x, driver peak RSS within
-1.5x; a worker's peak should follow the largest shard it handles, not the corpus.
+workers' largest peak RSS it reports itself (`getrusage`; the workers' from /proc, see `WorkerPeaks`). Per stage and
+scale the table gives the MB of text the stage read, the text MB of its largest input shard, CPU seconds, MB/s per
+core and both peaks; the last table gives, per stage, the cost per MB, the driver's peak and the workers' peak at
+the largest scale as multiples of the smallest (flat: 1.0). Bars (issue 12): cost per MB within 1.3x, driver peak
+RSS within 1.5x; a worker's peak should follow the largest shard it handles, not the corpus.
 
     python benchmarks/bench_scale.py                      # scales 1 4 16 (about 25 minutes on 2 cores)
     python benchmarks/bench_scale.py --scales 1 2 --keep  # keep the corpora and outputs under --workdir
@@ -22,12 +22,15 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
+import contextlib
 import json
+import multiprocessing
 import resource
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -89,11 +92,35 @@ def run_stage_child(sources_file: Path, root: Path, stage: str, settings: Sequen
 
 def run_child(stage: str, sources_file: Path, root: Path, settings: Sequence[str], report_file: Path) -> None:
     """The child's work: run the stage, then write its own and its workers' peak RSS."""
+    workers = WorkerPeaks()
+    workers.start()
     CorpusPipeline(load_config(None, overrides(sources_file, root, settings))).run_stage(stage)
-    driver, workers = (
-        resource.getrusage(who).ru_maxrss / 1024 for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
-    )
-    report_file.write_text(json.dumps({"driver_rss_mb": driver, "worker_rss_mb": workers}))
+    workers.stop()
+    driver = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    report_file.write_text(json.dumps({"driver_rss_mb": driver, "worker_rss_mb": workers.peak_mb}))
+
+
+class WorkerPeaks(threading.Thread):
+    """The largest peak RSS of this process's worker processes, sampled from /proc (VmHWM, the high-water mark of
+    the worker's own program: `getrusage`'s children figure would count the driver's pages each worker held between
+    fork and exec). Sampled every 50 ms, so growth in a worker's last 50 ms may be missed."""
+
+    def __init__(self) -> None:
+        super().__init__(daemon=True)
+        self.peak_mb = 0.0
+        self._done = threading.Event()
+
+    def run(self) -> None:
+        while not self._done.wait(0.05):
+            for child in multiprocessing.active_children():
+                with contextlib.suppress(OSError, ValueError):
+                    status = Path(f"/proc/{child.pid}/status").read_text()
+                    kilobytes = int(status.split("VmHWM:")[1].split()[0])
+                    self.peak_mb = max(self.peak_mb, kilobytes / 1024)
+
+    def stop(self) -> None:
+        self._done.set()
+        self.join()
 
 
 def measure(scale: int, workdir: Path, settings: Sequence[str]) -> list[StageRun]:
