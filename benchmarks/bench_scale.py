@@ -113,7 +113,7 @@ class WorkerPeaks(threading.Thread):
     def run(self) -> None:
         while not self._done.wait(0.05):
             for child in multiprocessing.active_children():
-                with contextlib.suppress(OSError, ValueError):
+                with contextlib.suppress(OSError, ValueError, IndexError):  # gone, or exiting (no memory left)
                     status = Path(f"/proc/{child.pid}/status").read_text()
                     kilobytes = int(status.split("VmHWM:")[1].split()[0])
                     self.peak_mb = max(self.peak_mb, kilobytes / 1024)
