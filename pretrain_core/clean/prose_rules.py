@@ -50,9 +50,18 @@ class ProseDoc:
         return len(self.word_tokens)
 
     @cached_property
+    def _word_appearance(self) -> tuple[np.ndarray, np.ndarray]:
+        return self.word_tokens.first_appearance()
+
+    @cached_property
     def word_ids(self) -> np.ndarray:
         """Each word as a small integer (equal words, equal ids), the input of the n-gram hashes."""
-        return self.word_tokens.ids()
+        return self._word_appearance[0]
+
+    @cached_property
+    def distinct_words(self) -> list[str]:
+        """Each distinct word once, in the order of `word_ids` (first appearance)."""
+        return list(self.word_tokens.strings(self._word_appearance[1]))
 
     @cached_property
     def word_lengths(self) -> np.ndarray:

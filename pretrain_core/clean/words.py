@@ -81,24 +81,29 @@ class Tokens:
         keep = (self.flags & token_kernel.WORD_TOKEN) != 0
         return Tokens(self.text, self.starts[keep], self.stops[keep], self.flags[keep], self.hashes[keep])
 
-    def strings(self) -> Iterator[str]:
-        """The tokens' text, one at a time."""
+    def strings(self, rows: np.ndarray | None = None) -> Iterator[str]:
+        """The tokens' text (of ``rows`` only, if given), one at a time."""
         text = self.text
-        for start, stop in zip(self.starts.tolist(), self.stops.tolist(), strict=True):
+        starts, stops = (self.starts, self.stops) if rows is None else (self.starts[rows], self.stops[rows])
+        for start, stop in zip(starts.tolist(), stops.tolist(), strict=True):
             yield text[start:stop]
 
     def lengths(self) -> np.ndarray:
         return self.stops - self.starts
 
-    def ids(self) -> np.ndarray:
+    def first_appearance(self) -> tuple[np.ndarray, np.ndarray]:
         """Each token as a small integer, numbered by first appearance (equal tokens, equal ids; tokens are told apart
-        by a 64-bit hash of their characters)."""
+        by a 64-bit hash of their characters), and the row where each id first appears."""
         if not self.hashes.size:
-            return np.zeros(0, dtype=np.uint64)
+            return np.zeros(0, dtype=np.uint64), np.zeros(0, dtype=np.int64)
         _, first, inverse = np.unique(self.hashes, return_index=True, return_inverse=True)
+        order = np.argsort(first, kind="stable")
         rank = np.empty(first.size, dtype=np.uint64)
-        rank[np.argsort(first, kind="stable")] = np.arange(first.size, dtype=np.uint64)
-        return rank[inverse.ravel()]
+        rank[order] = np.arange(first.size, dtype=np.uint64)
+        return rank[inverse.ravel()], first[order]
+
+    def ids(self) -> np.ndarray:
+        return self.first_appearance()[0]
 
 
 def scan_tokens(text: str) -> Tokens:

@@ -166,9 +166,20 @@ class ProseView(prose_rules.ProseDoc):
         return self.flags.alpha
 
     @cached_property
-    def folded_words(self) -> list[str]:
-        """The words lower-cased, edge punctuation stripped: what the word lists (function words, lorem) hold."""
-        return [_folded(word) for word in self.words]
+    def folded_distinct_words(self) -> list[str]:
+        """The distinct words lower-cased, edge punctuation stripped: what the word lists (function words, lorem)
+        hold; each is folded once, however often it occurs."""
+        return [_folded(word) for word in self.distinct_words]
+
+    @cached_property
+    def occurrences(self) -> np.ndarray:
+        """How often each distinct word occurs."""
+        return np.bincount(self.word_ids.astype(np.int64), minlength=len(self.distinct_words))
+
+    def listed_word_share(self, listed: frozenset[str]) -> float:
+        """The share of words whose folded form is in ``listed``."""
+        hits = np.fromiter((word in listed for word in self.folded_distinct_words), dtype=bool)
+        return _share(int(self.occurrences[hits].sum()), self.word_count)
 
 
 def _function_word_share(doc: ProseView) -> float:
@@ -177,7 +188,7 @@ def _function_word_share(doc: ProseView) -> float:
     words = function_words().get(doc.lang)
     if words is None:
         return math.nan
-    return _share(sum(word in words for word in doc.folded_words), len(doc.words))
+    return doc.listed_word_share(words)
 
 
 @dataclass
@@ -264,12 +275,18 @@ def _top_ngram_share(n: int) -> Callable[[ProseView], float]:
 
 
 PROSE_SIGNALS: tuple[Signal, ...] = (
-    Signal("log_words", lambda d: math.log1p(len(d.words)), "log(1 + words)"),
-    Signal("mean_word_length", lambda d: float(np.mean(d.word_lengths)) if d.words else 0.0, "characters per word"),
-    Signal("unique_word_share", lambda d: _share(len({w.lower() for w in d.words}), len(d.words)), "distinct words"),
+    Signal("log_words", lambda d: math.log1p(d.word_count), "log(1 + words)"),
+    Signal(
+        "mean_word_length", lambda d: float(np.mean(d.word_lengths)) if d.word_count else 0.0, "characters per word"
+    ),
+    Signal(
+        "unique_word_share",
+        lambda d: _share(len({w.lower() for w in d.distinct_words}), d.word_count),
+        "distinct words",
+    ),
     Signal(
         "symbol_word_ratio",
-        lambda d: _share(d.text.count("#") + d.text.count("...") + d.text.count("…"), len(d.words)),
+        lambda d: _share(d.text.count("#") + d.text.count("...") + d.text.count("…"), d.word_count),
         "hashes and ellipses per word (Gopher)",
     ),
     Signal("alpha_token_share", lambda d: _share(d.tokens.count(LETTER_TOKEN), len(d.tokens)), "tokens with letters"),
@@ -282,7 +299,7 @@ PROSE_SIGNALS: tuple[Signal, ...] = (
     Signal("url_token_share", lambda d: _share(_links(d.text), len(d.tokens)), "links and e-mail addresses"),
     Signal(
         "lorem_word_share",
-        lambda d: _share(sum(w in LOREM_WORDS for w in d.folded_words), len(d.words)),
+        lambda d: d.listed_word_share(LOREM_WORDS),
         "words of lorem ipsum (C4)",
     ),
     Signal(
