@@ -8,10 +8,12 @@ from collections.abc import Callable
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pretrain_core.quality.ngram import NgramLM, pad_sentences
 from pretrain_core.quality.scoring import ReferenceModel
-from pretrain_core.quality.skeleton import SHAPES, SkeletonTokenizer
+from pretrain_core.quality.skeleton import SHAPES, SkeletonTokenizer, _Words
 from pretrain_core.quality.tokenizers import BOS, EOS
 
 
@@ -132,3 +134,24 @@ def test_minified_code_differs_from_formatted_code_only_in_spacing(python_files:
     differ = formatted_ids != minified_ids
     assert differ.sum() == 3  # "height" after ",", and "*" and "height" around it: glued in the minified text
     assert np.array_equal(minified_ids[differ], formatted_ids[differ] + offset)
+
+
+def _kept_share_alone(tokenizer: SkeletonTokenizer, text: str) -> float:
+    """The plain definition: the text tokenised on its own."""
+    hashes = _Words(text).hashes
+    return float(np.mean(tokenizer._table.find(hashes) >= 0)) if len(hashes) else 0.0
+
+
+def test_kept_shares_of_texts_tokenised_together_equal_each_alone(
+    english: list[str], python_files: list[str], tokenizer: SkeletonTokenizer
+) -> None:
+    texts = [*english[1:400:3], *python_files[:20], "", "\n\n", "  x", "Ünïcödé\n\tend", "a\ud800b 42x", "中文，日本語"]
+    shares = tokenizer.kept_shares(texts).tolist()
+    assert shares == [_kept_share_alone(tokenizer, text) for text in texts]
+    assert 0.2 < float(np.mean(shares[:100])) < 0.9  # English prose is full of the kept words
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(st.sampled_from("ab Ab1.\n\t-_中あ\u0301ÉX"), max_size=30), max_size=8))
+def test_kept_shares_on_any_text(tokenizer: SkeletonTokenizer, texts: list[str]) -> None:
+    assert tokenizer.kept_shares(texts).tolist() == [_kept_share_alone(tokenizer, text) for text in texts]
