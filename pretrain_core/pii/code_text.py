@@ -30,8 +30,11 @@ def _lexer(code_language: str) -> Lexer | None:
         return None
 
 
-def _is_prose(token: _TokenType) -> bool:
-    return any(token in kind for kind in _PROSE_TOKENS)
+@cache
+def _token_kind(token: _TokenType) -> tuple[bool, bool]:
+    """Whether a Pygments token type is a name, and whether it is prose (asked once per type: a file has
+    thousands of tokens of a few dozen types, and each `in` walks the type's ancestry)."""
+    return token in Name, any(token in kind for kind in _PROSE_TOKENS)
 
 
 _INNER_CAPITAL = re.compile(r"[a-z][A-Z]")
@@ -69,9 +72,10 @@ def code_prose(text: str, code_language: str | None) -> CodeProse:
     regions: list[tuple[int, int]] = []
     identifiers: set[str] = set()
     for index, token, value in lexer.get_tokens_unprocessed(text):
-        if token in Name:
+        is_name, is_prose = _token_kind(token)
+        if is_name:
             identifiers.add(value)
-        if not _is_prose(token):
+        if not is_prose:
             continue
         end = index + len(value)
         if regions and regions[-1][1] >= index:
