@@ -102,6 +102,11 @@ def _fold_words(data, offsets, fold, expansions, expansion_offsets, word, flags,
         end = offsets[doc + 1]
         while i < end:
             byte = np.uint32(data[i])
+            width = 1 if byte < 0x80 else 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            if (byte & 0xC0) == 0x80 or byte >= 0xF8 or i + width > end:
+                rest[doc] = True  # not UTF-8 (Arrow strings are, unless built unchecked): left to Python's decoder
+                written = first
+                break
             if byte < 0x80:
                 point = byte
                 i += 1
@@ -119,6 +124,10 @@ def _fold_words(data, offsets, fold, expansions, expansion_offsets, word, flags,
                     | (np.uint32(data[i + 3]) & 0x3F)
                 )
                 i += 4
+                if point > 0x10FFFF:
+                    rest[doc] = True
+                    written = first
+                    break
             folded = fold[point]
             if folded < FOLD_EXPANDS:
                 written, in_word, seen, in_digits = _emit(

@@ -162,3 +162,12 @@ def test_batches_larger_than_one_kernel_call_give_the_same_sets(licence: Callabl
     ours = shingle_sets(CodePoints.of(texts), "auto", 5, 5, 0.3)
     plain = numpy_shingle_sets(texts, "auto", 5, 5, 0.3)
     assert np.array_equal(ours.hashes, plain.hashes) and np.array_equal(ours.offsets, plain.offsets)
+
+
+@pytest.mark.parametrize("bad", [b"ab\xc3", b"\xff\xfe", b"\xf7\xbf\xbf\xbf", b"x\x80y"])
+def test_arrow_text_that_is_not_utf8_is_a_decoding_error_not_a_read_past_the_text(bad: bytes) -> None:
+    data = b"ok" + bad  # built unchecked: Arrow validates strings it makes itself
+    offsets = np.array([0, 2, len(data)], dtype=np.int32)
+    array = pa.Array.from_buffers(pa.string(), 2, [None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(data)])
+    with pytest.raises(UnicodeDecodeError):
+        normalize_arrow(array)
