@@ -1,11 +1,11 @@
 """Text repair before any judgement: mojibake, Unicode normal form, stray control characters.
 
-ftfy is thorough but slow (1-3 MB/s), and most lines of a corpus are plain ASCII, where mojibake cannot occur.
-So only runs of lines with non-ASCII characters go through ``ftfy.fix_text``; ASCII runs get just the cheap
-fixers that can matter for them (terminal escapes, line breaks). ftfy works line by line itself, so the result
-is the same, five times faster on mostly-English text. A non-ASCII run goes to ftfy only when ftfy could change
-one of its lines: its mojibake repair starts only on a line its own badness pattern matches, and each other
-enabled fixer only on a line with a character it replaces (`_Gate`), so clean multilingual text is not sent.
+ftfy is thorough but slow (1-3 MB/s), and most lines of a corpus are text it leaves as it is. So a run of lines
+goes to ``ftfy.fix_text`` only when ftfy could change one of its lines (`_Gate`): its mojibake repair starts only
+on a line its own badness pattern matches (never on ASCII), and each other enabled fixer only on a line with a
+character it replaces (an entity's "&", a terminal escape, a carriage return, a ligature, ...). ftfy works line by
+line itself, so the result is ftfy's, several times faster on clean text of any script.
+
 Code is repaired more narrowly: only broken encodings are fixed, and every whitespace character (\\r\\n, tabs,
 form feeds) survives, because layout is part of a program.
 """
@@ -15,12 +15,11 @@ from __future__ import annotations
 import itertools
 import re
 import unicodedata
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 import ftfy
-from ftfy import chardata, fixes
+from ftfy import chardata
 from ftfy.badness import BADNESS_RE
 
 from pretrain_core.clean.config import NormalizeConfig
@@ -104,28 +103,19 @@ class _Gate:
     def may_change(self, text: str) -> bool:
         if self._triggers is not None and self._triggers.search(text):
             return True
-        return self._encoding and bool(BADNESS_RE.search(text) or self._LINE_START.search(text))
+        if not self._encoding or text.isascii():  # every sequence the badness pattern matches holds a non-ASCII one
+            return False
+        return bool(BADNESS_RE.search(text) or self._LINE_START.search(text))
 
 
-def _fix_by_runs(text: str, fixer: ftfy.TextFixerConfig, gate: _Gate, fix_ascii: Callable[[str], str]) -> str:
-    """ftfy on runs of non-ASCII lines it could change, ``fix_ascii`` on runs of ASCII lines; each line keeps its
-    newline."""
-    if text.isascii():
-        return fix_ascii(text)
+def _fix_by_runs(text: str, fixer: ftfy.TextFixerConfig, gate: _Gate) -> str:
+    """ftfy on the runs of ASCII and of non-ASCII lines it could change; each line keeps its newline."""
     if not gate.may_change(text):
         return text
     pieces = text.split("\n")
     lines = [piece + "\n" for piece in pieces[:-1]] + [pieces[-1]]
     runs = ("".join(group) for _, group in itertools.groupby(lines, key=str.isascii))
-    return "".join(fix_ascii(run) if run.isascii() else _fix_run(run, fixer, gate) for run in runs)
-
-
-def _fix_run(run: str, fixer: ftfy.TextFixerConfig, gate: _Gate) -> str:
-    return ftfy.fix_text(run, fixer) if gate.may_change(run) else run
-
-
-def _unchanged(text: str) -> str:
-    return text
+    return "".join(ftfy.fix_text(run, fixer) if gate.may_change(run) else run for run in runs)
 
 
 class Normalizer:
@@ -142,18 +132,13 @@ class Normalizer:
         """Repair a natural-language document."""
         if not self.cfg.ftfy:
             return self._finish(text, text, self.cfg.unicode_form, _PROSE_CONTROL)
-        fixed = _fix_by_runs(text, self._prose_fixer, self._prose_gate, self._fix_ascii_prose)
+        fixed = _fix_by_runs(text, self._prose_fixer, self._prose_gate)
         return self._finish(text, fixed, self.cfg.unicode_form, _PROSE_CONTROL)
 
     def code(self, text: str) -> Normalized:
         """Repair a source file: broken encodings only, whitespace byte for byte."""
-        fixed = _fix_by_runs(text, self._code_fixer, self._code_gate, _unchanged) if self.cfg.ftfy else text
+        fixed = _fix_by_runs(text, self._code_fixer, self._code_gate) if self.cfg.ftfy else text
         return self._finish(text, fixed, self.cfg.code_unicode_form, _CODE_CONTROL)
-
-    def _fix_ascii_prose(self, text: str) -> str:
-        if self.cfg.ftfy_mode != "full":
-            return text
-        return fixes.fix_line_breaks(fixes.remove_terminal_escapes(text))
 
     def _finish(
         self, original: str, fixed: str, form: Literal["NFC", "NFKC", "none"], controls: re.Pattern[str]

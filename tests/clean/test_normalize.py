@@ -84,8 +84,14 @@ TRIGGERS = "&\x1b[31m\r\n\u2028\u2029\x85\x80\x9fﬁﬂĳ\ud800\udc00"
 OTHER = "人人生而自由カタカナ 한국어 Привет ﻿\t"
 
 
+PIECES = ["&amp;", "&amp;amp;", "&lt;b&gt;", "&#x2019;", "\x1b[0m", "\x1b[31;1m", "\r\n", "\r", "\n", "Ã ", "Â ", "x"]
+
+
 @settings(max_examples=400, deadline=None)
-@given(st.text(st.sampled_from(MOJIBAKE_PRONE + TRIGGERS + OTHER + " \n"), max_size=60))
+@given(
+    st.text(st.sampled_from(MOJIBAKE_PRONE + TRIGGERS + OTHER + " \n"), max_size=60)
+    | st.lists(st.sampled_from(PIECES + list("aé中 ")), max_size=30).map("".join)
+)
 def test_skipping_runs_ftfy_cannot_change_gives_ftfy_s_result(text: str) -> None:
     for cfg in (NormalizeConfig(), NormalizeConfig(unescape_html=True), NormalizeConfig(ftfy_mode="encoding_only")):
         normalizer = Normalizer(cfg)
@@ -93,7 +99,7 @@ def test_skipping_runs_ftfy_cannot_change_gives_ftfy_s_result(text: str) -> None
             normalizer.prose(text).text
             == normalizer._finish(text, ftfy.fix_text(text, _prose_fixer(cfg)), cfg.unicode_form, _PROSE_CONTROL).text
         )
-    assert _fix_by_runs(text, _code_fixer(), _Gate(_code_fixer()), str) == ftfy.fix_text(text, _code_fixer())
+    assert _fix_by_runs(text, _code_fixer(), _Gate(_code_fixer())) == ftfy.fix_text(text, _code_fixer())
 
 
 def test_real_mojibake_is_sent_to_ftfy_and_clean_text_is_not(udhr: dict[str, str]) -> None:
@@ -106,3 +112,11 @@ def test_real_mojibake_is_sent_to_ftfy_and_clean_text_is_not(udhr: dict[str, str
     for lang in ("de", "fr", "ru", "zh", "ja"):
         assert not gate.may_change(udhr[lang]), lang
         assert gate.may_change(udhr[lang].encode("utf-8").decode("latin-1")), lang
+
+
+def test_ascii_text_gets_what_ftfy_gives_it() -> None:
+    for cfg, text in (
+        (NormalizeConfig(unescape_html=True), "a &amp; b &lt;tag&gt;"),  # entities, as in non-ASCII text
+        (NormalizeConfig(), "a\r\x1b[0m\nb"),  # line breaks fixed before escapes, as ftfy orders them
+    ):
+        assert Normalizer(cfg).prose(text).text == ftfy.fix_text(text, _prose_fixer(cfg)) != text
