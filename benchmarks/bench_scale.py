@@ -24,6 +24,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 import argparse
 import contextlib
 import json
+import math
 import multiprocessing
 import resource
 import shutil
@@ -111,6 +112,9 @@ class WorkerPeaks(threading.Thread):
         self._done = threading.Event()
 
     def run(self) -> None:
+        if not Path("/proc/self/status").exists():
+            self.peak_mb = math.nan  # not Linux: no figure rather than a zero
+            return
         while not self._done.wait(0.05):
             for child in multiprocessing.active_children():
                 with contextlib.suppress(OSError, ValueError, IndexError):  # gone, or exiting (no memory left)
