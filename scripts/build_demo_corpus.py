@@ -5,7 +5,10 @@ The demo corpus lets the whole pipeline run end to end in minutes on two cores, 
 languages and domains and in every ingestion format, without any download at run time. CI uses the committed
 files; this script is the record of how they were made and the way to remake them.
 
-Debian packages it reads (install them first; the versions used are written to pretrain_core/data/demo/SOURCES.md):
+It reads only the repository: every installed file it uses, and what the commands it runs printed (diatheke,
+groff, dpkg), are recorded in data/reference/demo-sources/sources.tar.xz (scripts/source_snapshot.py). To record
+them again (`--record-sources`), install the Debian packages first (the versions used are written to
+pretrain_core/data/demo/SOURCES.md and data/reference/demo-sources/packages.txt):
 
     apt-get install --no-install-recommends diatheke sword-text-web sword-text-sparv fortunes-zh jargon-text \
         python3.11-doc debian-handbook debian-faq debian-faq-de debian-faq-fr debian-faq-ja debian-faq-ru \
@@ -17,7 +20,7 @@ Python packages (the project's environment): pyarrow, pyyaml, warcio, zstandard.
 
 Determinism: every input list is sorted, samples are chosen by a keyed SHA-1 rank (so a package that gains a
 file does not reshuffle the others), gzip headers carry mtime 0 and no file name, zstd and Parquet settings are
-fixed, and WARC record ids and dates are derived from the URL. The same package versions give the same bytes;
+fixed, and WARC record ids and dates are derived from the URL. The same recorded sources give the same bytes;
 `--check` rebuilds into a temporary directory and compares.
 """
 
@@ -46,12 +49,19 @@ import pyarrow.parquet as pq
 import yaml
 import zstandard
 from rebuild import build_or_check  # scripts/rebuild.py: scripts/ is on sys.path when run
+from source_snapshot import SourceSnapshot
 from warcio.statusandheaders import StatusAndHeaders
 from warcio.warcwriter import WARCWriter
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS_DIR = Path("pretrain_core/data/demo")
 DEFAULT_OUT = REPO_ROOT / CORPUS_DIR
+# The installed files read and the commands' outputs (diatheke, groff, dpkg), recorded once into this archive
+# (scripts/source_snapshot.py; its README gives packages and licences): every other run reads only the repository.
+SOURCE_ROOTS = ("usr/share/doc/", "usr/share/man/", "usr/share/games/", "usr/share/javascript/", "usr/share/perl/")
+SOURCES = SourceSnapshot(
+    REPO_ROOT / "data/reference/demo-sources/sources.tar.xz", (*SOURCE_ROOTS, "usr/lib/python3", "usr/include/", "bin/")
+)
 SEED = "pretrain-demo-v1"
 CRAWL_DATE = "2023-06-10T12:00:00Z"  # Debian 12's release day: a plausible date for the WARC "crawl".
 
@@ -98,20 +108,32 @@ def rank(key: str) -> str:
     return hashlib.sha1(f"{SEED}:{key}".encode()).hexdigest()
 
 
-def run(cmd: Sequence[str]) -> str:
-    """Run a command and return its UTF-8 stdout; a failure stops the build (a missing package, most likely)."""
-    result = subprocess.run(cmd, check=True, capture_output=True)
-    return result.stdout.decode("utf-8", errors="replace")
+def run(cmd: Sequence[str], stdin: bytes = b"") -> str:
+    """A command's UTF-8 stdout, as recorded in the source archive (run on the host with --record-sources, where
+    a failure stops the build: a missing package, most likely)."""
+
+    def host_run() -> bytes:
+        return subprocess.run(cmd, input=stdin, check=True, capture_output=True).stdout
+
+    key = " ".join(cmd) + (f" < sha256:{hashlib.sha256(stdin).hexdigest()}" if stdin else "")
+    return SOURCES.output(key, host_run).decode("utf-8", errors="replace")
 
 
 def package_version(package: str) -> str:
     return run(["dpkg-query", "-W", "-f=${Version}", package]).strip()
 
 
-def package_files(package: str) -> list[Path]:
-    """Regular files a Debian package installed, sorted (symlinks and directories left out)."""
-    paths = [Path(line) for line in run(["dpkg", "-L", package]).splitlines() if line.startswith("/")]
+def installed_files(package: str) -> list[Path]:
+    """Regular files a Debian package installed on this machine, sorted (symlinks and directories left out);
+    called only while recording the sources."""
+    listed = subprocess.run(["dpkg", "-L", package], check=True, capture_output=True, text=True).stdout
+    paths = [Path(line) for line in listed.splitlines() if line.startswith("/")]
     return sorted(p for p in paths if p.is_file() and not p.is_symlink())
+
+
+def package_files(package: str) -> list[Path]:
+    """Regular files a Debian package installed, as recorded (only those the build opened are in the archive)."""
+    return SOURCES.listing(f"dpkg -L {package}", lambda: installed_files(package))
 
 
 def package_file(package: str, suffix: str) -> Path:
@@ -579,28 +601,40 @@ PYTHON_DOCS_BUDGET = 1_500_000
 PYTHON_DOCS_MAX_FILE = 60_000
 
 
-def build_python_docs(out: Path) -> Built:
-    root = Path("/usr/share/doc/python3.11/html/_sources")
+def python_docs_doc(root: Path, file: Path) -> Doc:
+    page = file.relative_to(root).as_posix().removesuffix(".rst.txt")
+    return Doc(
+        id=f"python_docs/{page}",
+        lang="en",
+        title=page,
+        url=f"https://docs.python.org/3.11/{page}.html",
+        text=file.read_text(encoding="utf-8"),
+    )
+
+
+def python_docs_chosen(root: Path) -> list[Path]:
+    """The documentation sources taken, chosen on this machine (so the archive keeps only those): wanted by folder
+    or name, small enough, then in rank order within the budget the always-taken pages leave."""
     candidates: list[Doc] = []
     always: list[Doc] = []
-    for file in package_files("python3.11-doc"):
-        if not str(file).startswith(str(root)) or not file.name.endswith(".rst.txt"):
+    for file in installed_files("python3.11-doc"):
+        if not file.is_relative_to(root) or not file.name.endswith(".rst.txt"):
             continue
-        rel_path = file.relative_to(root).as_posix()
-        wanted = rel_path.split("/")[0] in PYTHON_DOCS_DIRS or rel_path.removesuffix(".rst.txt") in PYTHON_DOCS_ALWAYS
-        if not wanted or file.stat().st_size > PYTHON_DOCS_MAX_FILE:
-            continue
-        page = rel_path.removesuffix(".rst.txt")
-        doc = Doc(
-            id=f"python_docs/{page}",
-            lang="en",
-            title=page,
-            url=f"https://docs.python.org/3.11/{page}.html",
-            text=file.read_text(encoding="utf-8"),
-        )
-        (always if page in PYTHON_DOCS_ALWAYS else candidates).append(doc)
+        page = file.relative_to(root).as_posix().removesuffix(".rst.txt")
+        wanted = page.split("/")[0] in PYTHON_DOCS_DIRS or page in PYTHON_DOCS_ALWAYS
+        if wanted and file.stat().st_size <= PYTHON_DOCS_MAX_FILE:
+            (always if page in PYTHON_DOCS_ALWAYS else candidates).append(python_docs_doc(root, file))
     budget = PYTHON_DOCS_BUDGET - sum(len(d.text.encode("utf-8")) for d in always)
-    docs = sorted([*always, *take_within_budget(candidates, budget)], key=lambda d: d.id)
+    return [
+        root / f"{d.title}.rst.txt"
+        for d in sorted([*always, *take_within_budget(candidates, budget)], key=lambda d: d.id)
+    ]
+
+
+def build_python_docs(out: Path) -> Built:
+    root = SOURCES.path("usr/share/doc/python3.11/html/_sources")
+    listing = f"python3.11-doc sources taken ({', '.join(PYTHON_DOCS_DIRS)}; up to {PYTHON_DOCS_MAX_FILE} bytes)"
+    docs = [python_docs_doc(root, file) for file in SOURCES.listing(listing, lambda: python_docs_chosen(root))]
     path = out / "specialist" / "python_docs.parquet"
     write_parquet(path, docs)
     return finish(
@@ -671,7 +705,7 @@ def untranslated_pairs(docs: Sequence[Doc], threshold: float = 0.8) -> list[str]
 
 
 def build_debian_handbook(out: Path) -> Built:
-    root = Path("/usr/share/doc/debian-handbook/html")
+    root = SOURCES.path("usr/share/doc/debian-handbook/html")
     files = [f for f in package_files("debian-handbook") if f.suffix == ".html" and f.name != "index.html"]
     docs: list[Doc] = []
     for locale, wanted in HANDBOOK_PAGES.items():
@@ -745,13 +779,8 @@ MANPAGE_LANG = {"en": "en", "zh_CN": "zh", "de": "de", "fr": "fr", "ja": "ja", "
 def render_manpage(source: bytes) -> str:
     """Plain text as `man` shows it at 78 columns, left-adjusted so CJK lines are not padded with spaces."""
     roff = b".ad l\n.nh\n" + source
-    result = subprocess.run(
-        ["groff", "-k", "-Tutf8", "-mandoc", "-rLL=78n", "-rcR=1", "-P-cbou"],
-        input=roff,
-        check=True,
-        capture_output=True,
-    )
-    text = BACKSPACE_OVERSTRIKE.sub("", result.stdout.decode("utf-8", errors="replace"))
+    rendered = run(["groff", "-k", "-Tutf8", "-mandoc", "-rLL=78n", "-rcR=1", "-P-cbou"], stdin=roff)
+    text = BACKSPACE_OVERSTRIKE.sub("", rendered)
     return tidy(ANSI_ESCAPE.sub("", text))
 
 
@@ -767,7 +796,7 @@ def build_manpages(out: Path) -> Built:
         for package in packages:
             packages_used.append(package)
             for file in package_files(package):
-                match = pattern.match(str(file))
+                match = pattern.match(SOURCES.name(file))
                 if match:
                     candidates.append((rank(f"{lang_dir}/{file.name}"), file, match.group(1)))
         taken = 0
@@ -963,7 +992,7 @@ def faq_pages() -> Iterator[tuple[str, str, Path, str]]:
         for file in files:
             if file.name.endswith(f".{lang}.html"):
                 yield lang, FAQ_URL + file.name, file, "text/html; charset=UTF-8"
-    en_root = Path("/usr/share/doc/debian/FAQ")
+    en_root = SOURCES.path("usr/share/doc/debian/FAQ")
     for name, content_type in FAQ_EXTRAS:
         yield "", FAQ_URL + name, en_root / name, content_type
 
@@ -1121,13 +1150,14 @@ def sources_md(built: Sequence[Built]) -> str:
         "in minutes. All text comes from Debian 12 (bookworm) packages; none is generated. Rebuild it with",
         "",
         "```",
-        "python scripts/build_demo_corpus.py          # rewrites pretrain_core/data/demo/ from the installed packages",
+        "python scripts/build_demo_corpus.py          # rewrites pretrain_core/data/demo/ from the recorded sources",
         "python scripts/build_demo_corpus.py --check  # rebuilds in a temporary directory and compares bytes",
         "```",
         "",
-        "(the packages to install are listed at the top of the script). The script and the package versions",
-        "below fully determine the bytes: samples are chosen by a SHA-1 rank of a fixed seed and the item's name,",
-        "gzip headers carry no time, WARC record ids and dates are derived from the URL.",
+        "The script reads only the repository: the installed files it uses and what diatheke, groff and dpkg",
+        "printed are recorded in `data/reference/demo-sources/` (its README: how to record them again). The script",
+        "and those sources fully determine the bytes: samples are chosen by a SHA-1 rank of a fixed seed and the",
+        "item's name, gzip headers carry no time, WARC record ids and dates are derived from the URL.",
         "",
         f"Totals: {total_docs:,} documents, {total_text / 1e6:.1f} MB of text, {total_disk / 1e6:.2f} MB on disk.",
         "",
@@ -1191,7 +1221,7 @@ def build(out: Path) -> list[Built]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return build_or_check(build, DEFAULT_OUT, __doc__, argv)
+    return build_or_check(build, DEFAULT_OUT, __doc__, argv, SOURCES)
 
 
 if __name__ == "__main__":

@@ -3,15 +3,18 @@ alone, whatever the machine running it has installed.
 
 Recorded once (`--record-sources`) on a machine with the source packages installed: the builder runs on the host's
 files while an audit hook notes every file it opens under the recorded roots, and every listing it asks for
-(`listing`) is stored by name. The archive keeps exactly those files and `listings.json`. Every other run extracts the
-archive into a temporary directory and serves the same reads and listings from it, so the builder makes the same
-bytes it made when it was recorded. A builder names host files through `path()` and writes them into its outputs
-through `name()`, so the host path, not the temporary directory, is what ends up in ids, ranks and notes.
+(`listing`) is stored by name, and so is what every command it runs prints (`output`: a renderer, a package query).
+The archive keeps exactly those files (with their modification times) and the listings and outputs. Every other run
+extracts the archive into a temporary directory and serves the same reads, listings and outputs from it, so the
+builder makes the same bytes it made when it was recorded, with no host program installed. A builder names host
+files through `path()` and writes them into its outputs through `name()`, so the host path, not the temporary
+directory, is what ends up in ids, ranks and notes.
 """
 
 from __future__ import annotations
 
 import atexit
+import hashlib
 import io
 import json
 import os
@@ -24,6 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 LISTINGS = "listings.json"  # archive member: {key: [host path, ...]} for every listing the builder asked for
+OUTPUTS = "outputs"  # archive folder: one member per `output` key, named by the key's SHA-256
 
 
 class SourceSnapshot:
@@ -37,6 +41,8 @@ class SourceSnapshot:
         self.root = Path("/")
         self.opened: set[str] = set()
         self.listings: dict[str, list[str]] = {}
+        self.outputs: dict[str, bytes] = {}
+        self._extracted = Path("/")
         self._paused = False
         self._started = False
 
@@ -55,6 +61,7 @@ class SourceSnapshot:
         atexit.register(shutil.rmtree, extracted, ignore_errors=True)
         with tarfile.open(self.archive, "r:xz") as archive:
             archive.extractall(extracted, filter="data")
+        self._extracted = extracted
         self.root = extracted / "files"
         self.listings = json.loads((extracted / LISTINGS).read_text(encoding="utf-8"))
 
@@ -81,16 +88,30 @@ class SourceSnapshot:
             raise SystemExit(f"{self.archive}: no listing {key!r}; record the sources again with --record-sources")
         return [self.path(name.lstrip("/")) for name in self.listings[key]]  # stored as `name()` gives them
 
+    def output(self, key: str, compute: Callable[[], bytes]) -> bytes:
+        """`compute()` (a command run on the host) while recording; the bytes it gave for the same `key` otherwise.
+        The key names everything the output depends on (the command line, a digest of its input)."""
+        if self.recording:
+            self.outputs[key] = compute()
+            return self.outputs[key]
+        member = self._extracted / OUTPUTS / _digest(key)
+        if not member.is_file():
+            raise SystemExit(f"{self.archive}: no output for {key!r}; record the sources again with --record-sources")
+        return member.read_bytes()
+
     def save(self) -> None:
-        """Write the archive of what was recorded: the opened files and the listings, in a stable order."""
+        """Write the archive of what was recorded: the opened files, the listings and the outputs, in a stable
+        order."""
         if not self.recording:
             return
         self._paused = True
         self.archive.parent.mkdir(parents=True, exist_ok=True)
         with tarfile.open(self.archive, "w:xz", format=tarfile.PAX_FORMAT) as archive:
             _add_bytes(archive, LISTINGS, json.dumps(self.listings, indent=0, sort_keys=True).encode())
+            for key, data in sorted(self.outputs.items()):
+                _add_bytes(archive, f"{OUTPUTS}/{_digest(key)}", data)
             for name in sorted(self.opened):
-                _add_bytes(archive, "files" + name, Path(name).read_bytes())
+                _add_bytes(archive, "files" + name, Path(name).read_bytes(), int(Path(name).stat().st_mtime))
 
     def write_packages(self) -> None:
         """`packages.txt` beside the archive: `package version` of every Debian package a recorded file comes from
@@ -112,8 +133,13 @@ class SourceSnapshot:
             self.opened.add(name)
 
 
-def _add_bytes(archive: tarfile.TarFile, name: str, data: bytes) -> None:
+def _digest(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _add_bytes(archive: tarfile.TarFile, name: str, data: bytes, mtime: int = 0) -> None:
     info = tarfile.TarInfo(name)
     info.size = len(data)
     info.mode = 0o644
+    info.mtime = mtime
     archive.addfile(info, io.BytesIO(data))
