@@ -209,8 +209,7 @@ def profile_language(sample: str, script: str, prior: dict[str, float]) -> LangG
     if not rows:
         return LangGuess(UNDETERMINED, 0.0)
     languages = SHARED_SCRIPT_LANGUAGES[script]
-    columns = [profiles.columns[lang] for lang in languages]
-    log_likelihood = profiles.log_probs[rows][:, columns].sum(axis=0, dtype=np.float64)
+    log_likelihood = _script_log_probs(script)[rows].sum(axis=0, dtype=np.float64)
     floor = min(prior.values(), default=1.0)
     log_prior = np.log([prior.get(lang, floor) for lang in languages])
     scores = _EVIDENCE_WEIGHT * log_likelihood + log_prior
@@ -342,3 +341,12 @@ def _profiles() -> _Profiles:
     log_probs = np.log(probs + _UNSEEN_NGRAM).astype(np.float32)
     columns = {lang: i for i, lang in enumerate(factory.langlist)}
     return _Profiles({gram: i for i, gram in enumerate(grams)}, columns, log_probs)
+
+
+@functools.cache
+def _script_log_probs(script: str) -> np.ndarray:
+    """The profile columns of ``script``'s languages (`SHARED_SCRIPT_LANGUAGES` order), contiguous: a document's
+    rows are gathered from these alone, not from every language's."""
+    profiles = _profiles()
+    columns = [profiles.columns[lang] for lang in SHARED_SCRIPT_LANGUAGES[script]]
+    return np.ascontiguousarray(profiles.log_probs[:, columns])

@@ -20,8 +20,8 @@ from typing import ClassVar, Literal
 
 import ftfy
 from ftfy import chardata
-from ftfy.badness import BADNESS_RE
 
+from pretrain_core.clean import mojibake
 from pretrain_core.clean.config import NormalizeConfig
 
 # C0 controls except \t \n \f \r, DEL, C1 controls, the BOM and the characters ftfy also deems never intended.
@@ -76,10 +76,11 @@ def _code_fixer() -> ftfy.TextFixerConfig:
 class _Gate:
     """Whether ``ftfy.fix_text`` with a given configuration could change any line of a text.
 
-    Mojibake repair (`fix_encoding`) leaves a line alone unless ``ftfy.badness.is_bad`` finds a match in it; that
-    pattern has no look-around and one anchor (a line starting "Ã " or "Â "), so a match in a line is a match in a
-    text holding it, and the anchor is checked at every line start. Each other fixer the configuration enables
-    changes only lines holding a character it replaces (`_TRIGGERS`); a test holds this against ftfy itself.
+    Mojibake repair (`fix_encoding`) leaves a line alone unless ``ftfy.badness.is_bad`` finds a match in it
+    (`mojibake.is_bad`: the same answer, searched only where it can match); that pattern has no look-around and
+    one anchor (a line starting "Ã " or "Â "), so a match in a line is a match in a text holding it, and the anchor
+    is checked at every line start. Each other fixer the configuration enables changes only lines holding a
+    character it replaces (`_TRIGGERS`); a test holds this against ftfy itself.
     """
 
     _LINE_START = re.compile("(?:^|\n)[ÃÂ] ")
@@ -105,7 +106,7 @@ class _Gate:
             return True
         if not self._encoding or text.isascii():  # every sequence the badness pattern matches holds a non-ASCII one
             return False
-        return bool(BADNESS_RE.search(text) or self._LINE_START.search(text))
+        return mojibake.is_bad(text) or bool(self._LINE_START.search(text))
 
 
 def _fix_by_runs(text: str, fixer: ftfy.TextFixerConfig, gate: _Gate) -> str:

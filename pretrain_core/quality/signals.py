@@ -20,18 +20,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache, cached_property
 
-import ftfy.badness
 import numpy as np
-from ftfy.badness import MOJIBAKE_CATEGORIES
 
-from pretrain_core.clean import prose_rules
+from pretrain_core.clean import mojibake, prose_rules
 from pretrain_core.clean.langid import script_counts
 from pretrain_core.clean.token_kernel import LETTER_TOKEN
 from pretrain_core.quality.reference import shipped_records
 from pretrain_core.unicode_table import FlagCounts, flag_counts
 
 _PUNCTUATION = string.punctuation + "“”‘’«»„"
-_MOJIBAKE_COMMON = ("common", "lower_common", "upper_common")
 _TERMINAL = tuple(".!?:;\"'»”)。！？：；」』）")
 _BULLETS = tuple("•‣⁃◦●▪■□·*-–−")
 # The words of Cicero's passage that lorem-ipsum generators draw from (the 40 most used).
@@ -109,13 +106,6 @@ _DIGIT_LINE = re.compile(r"^[\d\s.,:;%+\-/()|]+$")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ENCODED_TOKEN = re.compile(r"[A-Za-z0-9+/=]{40,}")
 _HEX_LITERAL = re.compile(r"\b0[xX][0-9a-fA-F]+\b")
-# Every sequence ftfy.badness counts holds a character of one of its categories other than the common ones (Latin-1
-# punctuation, Greek, Cyrillic), or "Ђ" (Windows-1251 mojibake of U+2000-range punctuation): text with none of
-# them has no badness, and is not scanned (tests/quality/test_signals.py checks this against ftfy).
-_MOJIBAKE_WIDTH = 7  # the longest sequence ftfy.badness counts (tests/quality/test_signal_shortcuts.py checks it)
-_MOJIBAKE_PRONE = re.compile(
-    "[" + "".join(chars for name, chars in MOJIBAKE_CATEGORIES.items() if name not in _MOJIBAKE_COMMON) + "\u0402]"
-)
 FUNCTION_WORDS_PER_LANGUAGE = 50
 _SCRIPT_SAMPLE_CHARS = 2000
 _COMMENT_START = ("#", "//", "/*", "*", "--", '"""', "'''", "<!--", ";")
@@ -232,32 +222,9 @@ def _dominant_script_share(doc: ProseView) -> float:
 
 def _mojibake(doc: ProseView) -> float:
     """ftfy's count of character sequences typical of mis-decoded text, per 100 letters."""
-    if doc.text.isascii() or not _MOJIBAKE_PRONE.search(doc.text[:20_000]):
-        return 0.0  # every sequence ftfy counts holds one of these characters
-    return min(_share(100.0 * badness(doc.text[:20_000]), min(doc.letters, 20_000)), 10.0)
-
-
-def badness(text: str) -> int:
-    """`ftfy.badness.badness(text)`, scanning only the windows around the characters every counted sequence holds.
-
-    A sequence is at most `_MOJIBAKE_WIDTH` characters long and holds a `_MOJIBAKE_PRONE` character, so it lies
-    inside that character's window; windows are merged where they overlap, no sequence crosses from one to the
-    next, and the pattern has no look-around or end anchor (its start anchor holds only at the text's real
-    start, which `findall`'s ``pos`` keeps): the counts add up to ftfy's over the whole text.
-    """
-    total = 0
-    start = end = -1
-    for match in _MOJIBAKE_PRONE.finditer(text):
-        low, high = max(match.start() - _MOJIBAKE_WIDTH + 1, 0), match.start() + _MOJIBAKE_WIDTH
-        if low <= end:
-            end = high
-            continue
-        if end >= 0:
-            total += len(ftfy.badness.BADNESS_RE.findall(text, start, end))
-        start, end = low, high
-    if end >= 0:
-        total += len(ftfy.badness.BADNESS_RE.findall(text, start, end))
-    return total
+    if doc.text.isascii():
+        return 0.0  # every sequence ftfy counts holds a non-ASCII character
+    return min(_share(100.0 * mojibake.badness(doc.text[:20_000]), min(doc.letters, 20_000)), 10.0)
 
 
 def _boilerplate_line_share(doc: ProseView) -> float:

@@ -1,0 +1,48 @@
+"""ftfy's mojibake pattern (`ftfy.badness`), scanned only where it can match.
+
+ftfy's badness pattern is a long alternation, slow to search over text of any script (about a third of the clean
+stage's time on the demo corpus went to searching it). Every sequence it matches holds a character of one of its
+categories other than the common ones (Latin-1 punctuation, Greek, Cyrillic), or "Ђ" (Windows-1251 mojibake of
+U+2000-range punctuation), and is at most `WIDTH` characters long: so it lies inside the window of `WIDTH`
+characters either side of such a character, and text with none of them holds no match. Windows are merged where
+they overlap, no match crosses from one to the next, and the pattern has no look-around or end anchor (its start
+anchor holds only at the text's real start, which ``pos`` keeps): searching and counting by windows give ftfy's
+answers (tests/clean/test_mojibake.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from ftfy.badness import BADNESS_RE, MOJIBAKE_CATEGORIES
+
+_COMMON = ("common", "lower_common", "upper_common")
+WIDTH = 7  # the longest sequence the pattern matches (a test checks it with the regex parser)
+_RARE = "".join(chars for name, chars in MOJIBAKE_CATEGORIES.items() if name not in _COMMON)
+PRONE = re.compile(f"[{_RARE}\u0402]")
+
+
+def _windows(text: str) -> Iterator[tuple[int, int]]:
+    """Merged (start, end) windows around every `PRONE` character, in order."""
+    start = end = -1
+    for match in PRONE.finditer(text):
+        low, high = max(match.start() - WIDTH + 1, 0), match.start() + WIDTH
+        if low <= end:
+            end = high
+            continue
+        if end >= 0:
+            yield start, end
+        start, end = low, high
+    if end >= 0:
+        yield start, end
+
+
+def badness(text: str) -> int:
+    """`ftfy.badness.badness(text)`: how many sequences typical of mis-decoded text it holds."""
+    return sum(len(BADNESS_RE.findall(text, start, end)) for start, end in _windows(text))
+
+
+def is_bad(text: str) -> bool:
+    """Whether `ftfy.badness` finds any such sequence (what makes ftfy try to repair a line's encoding)."""
+    return any(BADNESS_RE.search(text, start, end) for start, end in _windows(text))
