@@ -103,6 +103,13 @@ class DedupConfig(StrictModel):
         "reduce job holds one part, so a part's share of the corpus must fit a worker's memory (about 1 kB per "
         "document). The clusters do not depend on it; the stage's outputs are the same for any value.",
     )
+    shuffle_fan_in: int = Field(
+        default=64,
+        ge=2,
+        description="The most senders a reduce job reads a shuffled table from: with more (input shards, or "
+        "partitions), a merge round goes between, so a shuffle costs about 2 x receivers x sqrt(senders) ranged "
+        "reads (requests, on object storage) instead of senders x receivers. The clusters do not depend on it.",
+    )
     previous_index: str | None = Field(
         default=None,
         description="URL of an earlier build's dedup index (its fit directory's index.json, under "

@@ -25,6 +25,14 @@ processes, Dask workers, Prefect tasks) and resume job by job: a job's marker, w
 The result equals what one process clustering the whole corpus gives (tests compare): the same buckets, pairs,
 components (each led by its best-ranked text) and guard, whatever the number of parts.
 
+A shuffle from S senders to R receivers costs S x R ranged reads (a request each on object storage): 10^7 per
+round at 3,000 parts, 1.5 x 10^8 for the map's 50,000 shards of 100 M documents. With more senders than
+`dedup.shuffle_fan_in`, a ``merge_<table>`` round goes between (a two-level shuffle): job (a, b) reads receiving
+block a (about sqrt(S) consecutive row groups, one read on object storage) from each sender of sender group b
+(about sqrt(S) senders) and writes a row group per receiver of the block; a receiver then reads one row group from
+each group's file. About 2 x R x sqrt(S) reads instead of S x R, every job holding about one part, and receivers
+get the same rows in the same (sender) order, so nothing downstream changes.
+
 With `dedup.previous_index`, the ``texts`` round also reads the same part of an earlier build's texts (sketches
 and shingle sets as that build stored them), ranked before every text of this build, so what duplicates them is
 dropped naming the earlier document; pairs of two earlier texts are not compared again. ``finish`` writes this
@@ -36,6 +44,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import itertools
+import math
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -77,6 +86,7 @@ KEYED = pa.schema(
 )
 IDS = pa.schema([pa.field("id", pa.string(), nullable=False)])
 KEYS_FILE, IDS_FILE = "keys.parquet", "ids.parquet"  # in each shard's partial directory, a row group per part
+_PARTIAL_FILES = {"keys": KEYS_FILE, "ids": IDS_FILE}  # the map's shuffles, by table name
 # A text's place in keep-preference order is (neg_length, best_id): its best document's negated length (0 when
 # the smallest id is preferred) and id. Ids are unique, so the order is total. Texts of a previous build's index
 # (`dedup.previous_index`) have `EARLIER` subtracted, so they come first: what a corpus already holds is kept.
@@ -161,6 +171,9 @@ ROOTS = pa.schema(
 )
 
 
+SENDER = "sender"  # column a merged shuffle file adds: which sender each row came from (`_receive_with_senders`)
+
+
 def part_of(values: list[bytes], parts: int) -> np.ndarray:
     """The part (0..parts-1) of each value: a 64-bit BLAKE2b of its bytes, so parts are even whatever the keys."""
     if parts == 1:
@@ -175,6 +188,33 @@ def _split(table: pa.Table, parts_of_rows: np.ndarray, parts: int) -> Iterator[t
     bounds = np.searchsorted(parts_of_rows[order], np.arange(parts + 1))
     for part in range(parts):
         yield part, table.take(pa.array(order[bounds[part] : bounds[part + 1]]))
+
+
+@dataclass(frozen=True)
+class Shuffle:
+    """A table sent through storage: each of ``senders`` (file URLs, in sender order) holds a row group per
+    receiving part, ``receivers`` of them. With more senders than the fan-in, ``block`` receivers share a merge
+    job per sender group of ``group`` senders (`levels`)."""
+
+    name: str
+    senders: tuple[str, ...]
+    receivers: int
+    fan_in: int
+
+    @property
+    def levels(self) -> tuple[int, int] | None:
+        """(block, group) when the shuffle goes through a merge round, else None. A merge job holds ``group``
+        senders' rows for ``block`` receivers: with block x group <= senders that is at most a receiver's share."""
+        senders = len(self.senders)
+        if senders <= self.fan_in:
+            return None
+        block = min(self.receivers, math.isqrt(senders - 1) + 1)
+        return block, max(1, senders // block)
+
+    def merge_jobs(self) -> tuple[int, int]:
+        """(blocks, groups): merge job j handles block j // groups and sender group j % groups."""
+        block, group = self.levels or (self.receivers, len(self.senders))
+        return -(-self.receivers // block), -(-len(self.senders) // group)
 
 
 @dataclass(frozen=True)
@@ -212,8 +252,7 @@ class PartitionedReduce:
         return storage.join(self.artifact_dir, "reduce", "_jobs", job.round, f"{job.index:05d}.json")
 
     def _stats(self, round_: str) -> list[dict[str, Any]]:
-        count = len(self.partials) if round_ == "by_shard" else self.parts
-        return [storage.read_json(self._marker(ReduceJob(round_, i))) for i in range(count)]
+        return [storage.read_json(self._marker(job)) for job in self._jobs_of(round_)]
 
     # -- planning ---------------------------------------------------------------------------------------------
 
@@ -221,19 +260,51 @@ class PartitionedReduce:
         """The rounds in order, as far as the markers allow to know them (propagation rounds repeat until a
         round changes no label)."""
         near = self.cfg.method != "none"
+        yield from self._merges("keys", "ids")
         yield "texts"
         if near:
-            yield from ("candidates", "verify_left", "verify_right")
+            for round_, sent in (
+                ("candidates", ("bands",)),
+                ("verify_left", ("pairs",)),
+                ("verify_right", ("half", "lefts")),
+            ):
+                yield from self._merges(*sent)
+                yield round_
+            yield from self._merges("edges")
             for number in itertools.count():
                 yield f"send_{number}"
+                yield from self._merges(f"messages_{number}")
                 yield f"min_{number}"
                 if not self._round_done(f"min_{number}") or not sum(s["changed"] for s in self._stats(f"min_{number}")):
                     break
-            yield from ("gather", "guard")
-        yield from ("assemble", "by_shard")
+            yield "gather"
+            yield from self._merges("members")
+            yield "guard"
+            yield from self._merges("roots")
+        yield "assemble"
+        yield from self._merges("assembled")
+        yield "by_shard"
+
+    def _merges(self, *tables: str) -> Iterator[str]:
+        """The merge rounds of the shuffles of ``tables`` that have too many senders for one level."""
+        yield from (f"merge_{table}" for table in tables if self.shuffle(table).levels is not None)
+
+    def shuffle(self, table: str) -> Shuffle:
+        """Who sends ``table`` to whom: the map's shard partials to the parts (keys and ids), the parts to the
+        input shards (assembled clusters), else the parts to the parts."""
+        if table in _PARTIAL_FILES:
+            senders, receivers = tuple(storage.join(p, _PARTIAL_FILES[table]) for p in self.partials), self.parts
+        else:
+            senders = tuple(self._url(table, sender) for sender in range(self.parts))
+            receivers = len(self.partials) if table == "assembled" else self.parts
+        return Shuffle(table, senders, receivers, self.cfg.shuffle_fan_in)
 
     def _jobs_of(self, round_: str) -> list[ReduceJob]:
-        count = len(self.partials) if round_ == "by_shard" else self.parts
+        if round_.startswith("merge_"):
+            blocks, groups = self.shuffle(round_.removeprefix("merge_")).merge_jobs()
+            count = blocks * groups
+        else:
+            count = len(self.partials) if round_ == "by_shard" else self.parts
         return [ReduceJob(round_, i) for i in range(count)]
 
     def _round_done(self, round_: str) -> bool:
@@ -265,6 +336,8 @@ class PartitionedReduce:
             "assemble": self._assemble,
             "by_shard": self._by_shard,
         }
+        if round_.startswith("merge_"):
+            return self._merge
         return steps[round_.rsplit("_", 1)[0] if round_.startswith(("send_", "min_")) else round_]
 
     def discard_intermediates(self) -> None:
@@ -332,11 +405,47 @@ class PartitionedReduce:
 
     # -- rounds -----------------------------------------------------------------------------------------------
 
-    def _read_parts(self, round_: str, part: int, schema: pa.Schema, senders: int | None = None) -> pa.Table:
-        """Part ``part`` of what every job of ``round_`` sent, in sender order."""
-        count = self.parts if senders is None else senders
-        tables = [storage.read_parquet_part(self._url(round_, sender), part) for sender in range(count)]
-        return pa.concat_tables(tables).cast(schema) if tables else schema.empty_table()
+    def _read_parts(self, table: str, part: int, schema: pa.Schema) -> pa.Table:
+        """Part ``part`` of ``table`` as every sender sent it, in sender order."""
+        return self._receive_with_senders(table, part, schema)[0]
+
+    def _receive_with_senders(self, table: str, part: int, schema: pa.Schema) -> tuple[pa.Table, np.ndarray]:
+        """Part ``part`` of ``table`` in sender order, and the sender of each row: from every sender's file, or
+        from every sender group's merged file (`_merge`)."""
+        shuffle = self.shuffle(table)
+        levels = shuffle.levels
+        if levels is None:
+            tables = [storage.read_parquet_part(url, part) for url in shuffle.senders]
+            senders = np.repeat(np.arange(len(tables), dtype=np.int32), [t.num_rows for t in tables])
+        else:
+            block, row_group = divmod(part, levels[0])
+            _, groups = shuffle.merge_jobs()
+            merged = [
+                storage.read_parquet_part(self._url(f"{table}.merged", block, g), row_group) for g in range(groups)
+            ]
+            senders = np.concatenate([t.column(SENDER).to_numpy() for t in merged] or [np.zeros(0, np.int32)])
+            tables = [t.drop_columns([SENDER]) for t in merged]
+        return (pa.concat_tables(tables).cast(schema) if tables else schema.empty_table()), senders
+
+    def _merge(self, job: ReduceJob) -> dict[str, Any]:
+        """One job of a two-level shuffle: its block of receivers' row groups from its group of senders (one read
+        of consecutive row groups per sender), written as one file with a row group per receiver of the block,
+        each row marked with its sender."""
+        shuffle = self.shuffle(job.round.removeprefix("merge_"))
+        block, group = shuffle.levels or (shuffle.receivers, len(shuffle.senders))
+        _, groups = shuffle.merge_jobs()
+        block_index, group_index = divmod(job.index, groups)
+        receivers = range(block_index * block, min(shuffle.receivers, (block_index + 1) * block))
+        senders = range(group_index * group, min(len(shuffle.senders), (group_index + 1) * group))
+        received = [storage.read_parquet_parts(shuffle.senders[s], receivers) for s in senders]
+        merged = []
+        for k in range(len(receivers)):
+            tables = [rows[k] for rows in received]
+            marks = [pa.array(np.full(t.num_rows, s, dtype=np.int32)) for s, t in zip(senders, tables, strict=True)]
+            table = pa.concat_tables(tables)
+            merged.append(table.append_column(SENDER, pa.chunked_array(marks, pa.int32())))
+        storage.write_parquet_parts(self._url(f"{shuffle.name}.merged", block_index, group_index), merged)
+        return {"rows": sum(t.num_rows for t in merged), "senders": len(senders), "receivers": len(receivers)}
 
     def _send(
         self, round_: str, sender: int, table: pa.Table, parts_of_rows: np.ndarray, parts: int | None = None
@@ -348,11 +457,8 @@ class PartitionedReduce:
 
     def _texts(self, job: ReduceJob) -> dict[str, Any]:
         part = job.index
-        ids = [storage.read_parquet_part(storage.join(p, IDS_FILE), part) for p in self.partials]
-        _check_unique(pa.concat_tables(ids).cast(IDS).column("id") if ids else pa.chunked_array([], pa.string()))
-        shards = [storage.read_parquet_part(storage.join(p, KEYS_FILE), part) for p in self.partials]
-        docs = pa.concat_tables(shards).cast(KEYED) if shards else KEYED.empty_table()
-        shard_of = np.repeat(np.arange(len(shards), dtype=np.int32), [t.num_rows for t in shards])
+        _check_unique(self._read_parts("ids", part, IDS).column("id"))
+        docs, shard_of = self._receive_with_senders("keys", part, KEYED)
         lengths = docs.column("length").to_numpy()
         neg_length = -lengths if self.cfg.representative == "longest" else np.zeros_like(lengths)
         keys = docs.column("key").to_pylist()

@@ -200,8 +200,9 @@ class DedupStage:
 
 
 def settings_of(cfg: PipelineConfig) -> dict[str, Any]:
-    """What the outputs depend on: not how many parts the reduce used (the fit's own hash includes that)."""
-    return {"dedup": cfg.dedup.model_dump(mode="json", exclude={"partitions"})}
+    """What the outputs depend on: not how many parts the reduce used or how it shuffled them (the fit's own hash
+    includes those)."""
+    return {"dedup": cfg.dedup.model_dump(mode="json", exclude={"partitions", "shuffle_fan_in"})}
 
 
 def fit_settings_of(cfg: PipelineConfig) -> dict[str, Any]:

@@ -16,7 +16,14 @@ from pretrain_core.dedup.config import DedupConfig
 from pretrain_core.dedup.exact import exact_key
 from pretrain_core.dedup.near import sketch_texts
 from pretrain_core.dedup.normalize import CodePoints, normalize_text
-from pretrain_core.dedup.partitioned import CLUSTERS, EXACT_DUPLICATE, NEAR_DUPLICATE, PartitionedReduce, part_of
+from pretrain_core.dedup.partitioned import (
+    CLUSTERS,
+    EXACT_DUPLICATE,
+    NEAR_DUPLICATE,
+    PartitionedReduce,
+    Shuffle,
+    part_of,
+)
 from pretrain_core.dedup.stage import fit_dedup, read_clusters, representative_rank, sketch_shard
 from tests.dedup.oracle import near_duplicate_roots
 
@@ -97,9 +104,13 @@ def test_partitioned_reduce_equals_clustering_everything_at_once(
 ) -> None:
     urls = write_clean_shards(families, shards=3)
     expected = oracle(families, DedupConfig(**settings))
-    for parts in (1, 4):
-        artifacts = fit_dedup(urls, DedupConfig(**settings, partitions=parts), str(tmp_path / f"fit-{parts}"))
+    for parts, fan_in in ((1, 64), (4, 64), (9, 2)):  # fan-in 2: every shuffle through a merge round
+        cfg = DedupConfig(**settings, partitions=parts, shuffle_fan_in=fan_in)
+        artifacts = fit_dedup(urls, cfg, str(tmp_path / f"fit-{parts}"))
         assert read_clusters(artifacts["clusters"]).equals(expected), parts
+        for shard, clusters in storage.read_json(artifacts["clusters"]).items():  # each shard's rows in its file
+            shard_ids = sorted(storage.read_parquet(shard, columns=["id"]).column("id").to_pylist())
+            assert storage.read_parquet(clusters, columns=["id"]).column("id").to_pylist() == shard_ids
         summary = storage.read_json(artifacts["summary"])
         assert summary["documents"] == len(families) and summary["partitions"] == parts
     dropped = [r for r in expected.to_pylist() if r["drop_reason"]]
@@ -122,12 +133,14 @@ def test_the_chains_are_guarded_and_counted(
     assert summaries[0]["verified_pairs"] <= summaries[0]["candidate_pairs"]
 
 
+@pytest.mark.parametrize("fan_in", [64, 2])
 def test_reduce_resumes_job_by_job(
-    families: list[Doc], write_clean_shards: Callable[..., list[str]], tmp_path: Path
+    fan_in: int, families: list[Doc], write_clean_shards: Callable[..., list[str]], tmp_path: Path
 ) -> None:
-    """Jobs already marked done are not run again; a reduce stopped half-way finishes with the same result."""
-    urls = write_clean_shards(families, shards=2)
-    cfg = DedupConfig(partitions=3)
+    """Jobs already marked done are not run again; a reduce stopped half-way finishes with the same result, with
+    one-level shuffles and through merge rounds."""
+    urls = write_clean_shards(families, shards=3)
+    cfg = DedupConfig(partitions=3, shuffle_fan_in=fan_in)
     partials = [str(tmp_path / "partials" / f"{i}") for i in range(len(urls))]
     for url, partial in zip(urls, partials, strict=True):
         sketch_shard(url, cfg, partial)
@@ -136,8 +149,13 @@ def test_reduce_resumes_job_by_job(
     while jobs := reduce.next_jobs():
         rounds_seen.append(jobs[0].round)
         reduce.run(jobs[0])  # one job at a time, as if the run stopped after each
-    assert rounds_seen[0] == "texts" and rounds_seen[-1] == "by_shard"
-    assert any(r.startswith("min_") for r in rounds_seen)
+    assert rounds_seen[-1] == "by_shard" and any(r.startswith("min_") for r in rounds_seen)
+    merges = [r for r in rounds_seen if r.startswith("merge_")]
+    if fan_in == 2:
+        assert list(dict.fromkeys(rounds_seen))[:3] == ["merge_keys", "merge_ids", "texts"]
+        assert {"merge_bands", "merge_edges", "merge_roots", "merge_assembled", "merge_messages_0"} <= set(merges)
+    else:
+        assert rounds_seen[0] == "texts" and not merges
     resumed = read_clusters(reduce.finish(urls)["clusters"])
     assert resumed.equals(read_clusters(fit_dedup(urls, cfg, str(tmp_path / "again"))["clusters"]))
     assert reduce.seconds() > 0
@@ -149,3 +167,23 @@ def test_parts_are_even_and_stable() -> None:
     assert parts.tolist() == part_of(keys, 8).tolist() and set(parts.tolist()) == set(range(8))
     assert np.bincount(parts).min() > 400
     assert not part_of(keys, 1).any()
+
+
+@pytest.mark.parametrize(("senders", "receivers"), [(3, 9), (65, 64), (100, 7), (3_000, 3_000), (50_000, 3_000)])
+def test_a_two_level_shuffle_reads_about_2_r_sqrt_s_row_groups_and_holds_one_part(senders: int, receivers: int) -> None:
+    """A merge job holds at most a receiver's share (block x group <= senders: each sender holds 1/senders of the
+    table and each receiver 1/receivers of a sender's rows), and the merge and receiving reads together are
+    about 2 x receivers x sqrt(senders), against senders x receivers in one level."""
+    shuffle = Shuffle("t", tuple(f"s{i}" for i in range(senders)), receivers, fan_in=2)
+    assert shuffle.levels is not None
+    block, group = shuffle.levels
+    blocks, groups = shuffle.merge_jobs()
+    assert block * group <= senders and block <= receivers
+    assert (blocks - 1) * block < receivers <= blocks * block and (groups - 1) * group < senders <= groups * group
+    merge_reads = blocks * senders  # each merge job reads its block from each sender of its group
+    receiving_reads = receivers * groups
+    one_level = senders * receivers
+    assert merge_reads + receiving_reads <= 3 * receivers * np.sqrt(senders) + 2 * senders
+    if senders >= 3_000:
+        assert one_level / (merge_reads + receiving_reads) > 15
+    assert Shuffle("t", shuffle.senders, receivers, fan_in=senders).levels is None
