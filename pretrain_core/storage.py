@@ -1,13 +1,16 @@
 """fsspec-backed storage: every path in the pipeline is a URL (local path, file://, s3://, memory://).
 
-Writes go to a temporary sibling name and are committed by rename, so a crash never leaves a half-written
-file under its final name; readers only ever see complete files.
+Readers only ever see complete files, and a crash never leaves a half-written file under its final name: on a
+file system a write goes to a temporary sibling name committed by rename; on an object store, where a PUT is atomic
+by itself, it is one PUT of what the writer wrote, made only if the writer finished (a rename there is a copy and a
+delete: the temporary name cost six requests more per file).
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import io
 import json
 import os
 import uuid
@@ -154,6 +157,19 @@ def list_files(url: str, suffix: str = "") -> list[str]:
     return [_with_scheme(url, p) for p in found]
 
 
+def names_in(url: str) -> set[str]:
+    """The names of the entries directly under ``url`` (none when it does not exist), listed afresh: one listing
+    request on an object store where asking for each name is one request each, and never a cached listing, since
+    other processes add files (markers of jobs run elsewhere)."""
+    fs, path = filesystem(url)
+    fs.invalidate_cache(path)
+    try:
+        entries = fs.ls(path, detail=False)
+    except FileNotFoundError:
+        return set()
+    return {str(entry).rstrip("/").rsplit("/", 1)[-1] for entry in entries}
+
+
 def list_dirs(url: str) -> list[str]:
     """The directories directly under ``url``, sorted (none when it does not exist)."""
     fs, path = filesystem(url)
@@ -165,10 +181,17 @@ def list_dirs(url: str) -> list[str]:
 
 @contextmanager
 def atomic_open(url: str, mode: str = "wb") -> Iterator[IO[Any]]:
-    """Open ``url`` for writing under a temporary name; rename into place only if the block succeeds."""
+    """Open ``url`` for writing; the file appears under its name, whole, only if the block succeeds."""
     fs, path = filesystem(url)
+    if protocol_of(url) in OBJECT_STORES:
+        if mode != "wb":
+            raise ValueError(f"atomic_open: mode {mode!r} on an object store; only 'wb' is supported")
+        buffer = io.BytesIO()
+        yield buffer
+        fs.pipe_file(path, buffer.getvalue())  # one PUT (multipart when large): readers see all of it or nothing
+        return
     parent = path.rsplit("/", 1)[0] if "/" in path else ""
-    if parent and protocol_of(url) not in OBJECT_STORES:
+    if parent:
         fs.makedirs(parent, exist_ok=True)
     tmp = f"{parent}/.tmp-{uuid.uuid4().hex}-{path.rsplit('/', 1)[-1]}" if parent else f".tmp-{uuid.uuid4().hex}"
     try:

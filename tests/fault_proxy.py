@@ -85,7 +85,9 @@ class FaultProxy:
                 for key, value in response.getheaders():
                     if key.lower() not in {"transfer-encoding", "connection", "content-length", "date", "server"}:
                         self.send_header(key, value)
-                self.send_header("Content-Length", str(len(data)))
+                # A HEAD reply has no body but the object's length: pass the store's on (clients read sizes there).
+                length = response.getheader("Content-Length", "0") if self.command == "HEAD" else str(len(data))
+                self.send_header("Content-Length", length)
                 self.end_headers()
                 if self.command != "HEAD":
                     self.wfile.write(data)

@@ -7,6 +7,7 @@ import pytest
 import s3fs
 
 from pretrain_core import storage
+from tests.fault_proxy import FaultProxy
 
 
 def _table() -> pa.Table:
@@ -52,6 +53,44 @@ def test_s3_round_trip_against_a_real_s3_api(s3_endpoint: str) -> None:
         fs = s3fs.S3FileSystem(client_kwargs={"endpoint_url": s3_endpoint}, skip_instance_cache=True)
         assert fs.exists("pretrain-test/run/corpus/clean/data/part-00000.parquet")
         assert not [p for p in fs.find("pretrain-test/run") if ".tmp-" in p]
+    finally:
+        storage.set_storage_options("s3")
+
+
+def test_an_s3_write_is_one_request_and_a_failed_one_makes_none(s3_endpoint: str) -> None:
+    """On an object store a PUT is atomic by itself: a write is that one request (no temporary name to copy and
+    delete), and a write whose block fails sends nothing, so nothing appears under its name."""
+    with FaultProxy(s3_endpoint, every=10**9) as proxy:  # no faults: it counts what reaches the store
+        storage.set_storage_options("s3", client_kwargs={"endpoint_url": proxy.url})
+        try:
+            storage.write_json("s3://pretrain-test/one-put/warm.json", {})  # the client's own first requests
+            before = proxy.forwarded
+            storage.write_json("s3://pretrain-test/one-put/done.json", {"docs": 2})
+            assert proxy.forwarded - before == 1
+            with pytest.raises(RuntimeError), storage.atomic_open("s3://pretrain-test/one-put/failed.json") as handle:
+                handle.write(b'{"docs": ')
+                raise RuntimeError("the writer stopped half-way")
+            assert proxy.forwarded - before == 1
+            assert not storage.exists("s3://pretrain-test/one-put/failed.json")
+            assert storage.read_json("s3://pretrain-test/one-put/done.json") == {"docs": 2}
+        finally:
+            storage.set_storage_options("s3")
+
+
+def test_names_in_lists_afresh_what_another_client_wrote(s3_endpoint: str, tmp_path: Path) -> None:
+    """Job markers are written by other processes: a listing made before they were must not hide them later."""
+    storage.set_storage_options("s3", client_kwargs={"endpoint_url": s3_endpoint})
+    try:
+        for url in ("s3://pretrain-test/markers/texts", str(tmp_path / "markers" / "texts")):
+            assert storage.names_in(url) == set()
+            storage.write_json(f"{url}/00000.json", {})
+            assert storage.names_in(url) == {"00000.json"}
+            if url.startswith("s3://"):
+                other = s3fs.S3FileSystem(client_kwargs={"endpoint_url": s3_endpoint}, skip_instance_cache=True)
+                other.pipe_file("pretrain-test/markers/texts/00001.json", b"{}")
+            else:
+                Path(url, "00001.json").write_text("{}", encoding="utf-8")
+            assert storage.names_in(url) == {"00000.json", "00001.json"}, url
     finally:
         storage.set_storage_options("s3")
 

@@ -307,13 +307,21 @@ class PartitionedReduce:
             count = len(self.partials) if round_ == "by_shard" else self.parts
         return [ReduceJob(round_, i) for i in range(count)]
 
+    def _done(self, round_: str) -> set[int]:
+        """The jobs of ``round_`` whose marker is written: one listing of the round's markers (on object storage
+        a request per thousand jobs, not one per job)."""
+        names = storage.names_in(storage.join(self.artifact_dir, "reduce", "_jobs", round_))
+        return {int(name.removesuffix(".json")) for name in names if name.endswith(".json") and name[:1].isdigit()}
+
     def _round_done(self, round_: str) -> bool:
-        return all(storage.exists(self._marker(job)) for job in self._jobs_of(round_))
+        done = self._done(round_)
+        return all(job.index in done for job in self._jobs_of(round_))
 
     def next_jobs(self) -> list[ReduceJob]:
         """The unfinished jobs of the first unfinished round (its earlier rounds are all done); [] when done."""
         for round_ in self.rounds():
-            jobs = [job for job in self._jobs_of(round_) if not storage.exists(self._marker(job))]
+            done = self._done(round_)
+            jobs = [job for job in self._jobs_of(round_) if job.index not in done]
             if jobs:
                 return jobs
         return []
