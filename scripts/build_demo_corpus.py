@@ -762,14 +762,14 @@ def build_debian_handbook(out: Path) -> Built:
 # ---------------------------------------------------------------------------------------------------------------
 # specialist (text tree): manual pages rendered to text, in seven languages
 
-MANPAGE_SETS = (  # (language directory, packages, man directory, pages wanted)
-    ("en", ("manpages", "manpages-dev"), "/usr/share/man", 40),
-    ("zh_CN", ("manpages-zh",), "/usr/share/man/zh_CN", 50),
-    ("de", ("manpages-de",), "/usr/share/man/de", 18),
-    ("fr", ("manpages-fr",), "/usr/share/man/fr", 18),
-    ("ja", ("manpages-ja",), "/usr/share/man/ja", 18),
-    ("ru", ("manpages-ru",), "/usr/share/man/ru", 14),
-    ("es", ("manpages-es",), "/usr/share/man/es", 14),
+MANPAGE_SETS = (  # (language directory, packages, man directory as recorded, pages wanted)
+    ("en", ("manpages", "manpages-dev"), "usr/share/man", 40),
+    ("zh_CN", ("manpages-zh",), "usr/share/man/zh_CN", 50),
+    ("de", ("manpages-de",), "usr/share/man/de", 18),
+    ("fr", ("manpages-fr",), "usr/share/man/fr", 18),
+    ("ja", ("manpages-ja",), "usr/share/man/ja", 18),
+    ("ru", ("manpages-ru",), "usr/share/man/ru", 14),
+    ("es", ("manpages-es",), "usr/share/man/es", 14),
 )
 MANPAGE_MIN_CHARS = 1_200
 MANPAGE_MAX_BYTES = 16_000
@@ -791,7 +791,7 @@ def build_manpages(out: Path) -> Built:
     text_bytes = 0
     packages_used: list[str] = []
     for lang_dir, packages, man_dir, wanted in MANPAGE_SETS:
-        pattern = re.compile(rf"^{re.escape(man_dir)}/man([1-8])/[^/]+\.[1-8][^/]*\.gz$")
+        pattern = re.compile(rf"^/{re.escape(man_dir)}/man([1-8])/[^/]+\.[1-8][^/]*\.gz$")
         candidates = []
         for package in packages:
             packages_used.append(package)
