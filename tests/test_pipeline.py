@@ -181,6 +181,9 @@ def test_quality_thresholds_rescore_the_shards_without_refitting(small_config_fi
     parts = CorpusPipeline(load_config(small_config_file, ["dedup.partitions=3"]))
     assert parts.config_hash("tokenize") == base.config_hash("tokenize")
     assert parts.fit_hash("dedup") != base.fit_hash("dedup")
+    fan_in = CorpusPipeline(load_config(small_config_file, ["dedup.shuffle_fan_in=2"]))  # nor how it shuffles them
+    assert fan_in.config_hash("tokenize") == base.config_hash("tokenize")
+    assert fan_in.fit_hash("dedup") != base.fit_hash("dedup")
     for name in ("ingest", "clean", "dedup", "pii"):
         base.run_stage(name)
     fitted = base.fit("quality")

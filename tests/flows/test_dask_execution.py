@@ -23,14 +23,18 @@ def stages_on_runner(cfg: PipelineConfig) -> dict[str, int]:
 
 @pytest.mark.usefixtures("prefect_harness")
 @pytest.mark.parametrize(
-    ("setting", "runner_name"),
-    [("execution.dask_local_workers=2", "DaskTaskRunner"), ("execution.processes=2", "ProcessPoolTaskRunner")],
+    ("setting", "runner_name", "both"),
+    [
+        # on Dask, every shuffle of dedup's reduce through a merge round (a fan-in of 2), on both sides
+        ("execution.dask_local_workers=2", "DaskTaskRunner", ["dedup.shuffle_fan_in=2"]),
+        ("execution.processes=2", "ProcessPoolTaskRunner", []),
+    ],
 )
 def test_stages_on_workers_match_in_process(
-    small_config_file: Path, tmp_path: Path, setting: str, runner_name: str
+    small_config_file: Path, tmp_path: Path, setting: str, runner_name: str, both: list[str]
 ) -> None:
-    elsewhere = load_config(small_config_file, [f"storage.root={tmp_path / 'workers'}", setting])
-    local = load_config(small_config_file, [f"storage.root={tmp_path / 'local'}"])
+    elsewhere = load_config(small_config_file, [f"storage.root={tmp_path / 'workers'}", setting, *both])
+    local = load_config(small_config_file, [f"storage.root={tmp_path / 'local'}", *both])
     for cfg in (elsewhere, local):
         CorpusPipeline(cfg).run_stage("ingest")
     runner = task_runner_for(elsewhere.execution)
@@ -41,6 +45,8 @@ def test_stages_on_workers_match_in_process(
 
     assert kept == expected
     assert (tmp_path / "workers" / "corpus" / "dedup" / "artifacts" / "partials").is_dir()
+    merged = list((tmp_path / "workers" / "corpus" / "dedup").rglob("merge_*"))  # the merge rounds' markers
+    assert bool(merged) == bool(both)
     for name in STAGES:
         worker_files, local_files = stage_files(tmp_path / "workers", name), stage_files(tmp_path / "local", name)
         assert len(worker_files) > 1 and worker_files == local_files
