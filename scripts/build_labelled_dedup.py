@@ -612,11 +612,10 @@ default config: word 5-grams, or character 5-grams for text mostly written witho
 
 ## Sources and licences
 
-All text is real: the demo corpus (`pretrain_core/data/demo/`, read through the pipeline's ingestion; provenance and
-licences
-per source in `pretrain_core/data/demo/SOURCES.md`: public-domain Bible translations, the Jargon File, Chinese fortunes
-(GPL-3+), Python documentation (PSF-2.0), the Debian Handbook (GPL-2+ / CC-BY-SA-3.0), manual pages (free
-licences per page), source files of free projects, the Debian FAQ) and `data/reference/` (licence texts, which
+All text is real: the demo corpus (`pretrain_core/data/demo/`, read through the pipeline's ingestion; provenance
+and licences per source in `pretrain_core/data/demo/SOURCES.md`: public-domain Bible translations, the Jargon File,
+Chinese fortunes (GPL-3+), Python documentation (PSF-2.0), the Debian Handbook (GPL-2+ / CC-BY-SA-3.0), manual pages
+(free licences per page), source files of free projects, the Debian FAQ) and `data/reference/` (licence texts, which
 permit verbatim copying, and Vim's tutors under the Vim licence; see `data/reference/README.md`). Edited copies
 are derived works of those texts under the same licences.
 """

@@ -5,20 +5,9 @@ from __future__ import annotations
 
 import importlib
 import os
-import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-
-SCRIPTS = Path(__file__).resolve().parents[2] / "scripts"
-
-
-@pytest.fixture
-def scripts_on_path() -> Iterator[None]:
-    sys.path.insert(0, str(SCRIPTS))
-    yield
-    sys.path.remove(str(SCRIPTS))
 
 
 def test_a_recorded_build_replays_from_the_archive_alone(tmp_path: Path, scripts_on_path: None) -> None:
