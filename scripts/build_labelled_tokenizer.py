@@ -114,8 +114,9 @@ def documents() -> list[Document]:
         text = Path(str(match.locate())).read_bytes().decode("utf-8")
         docs.append(Document(f"{package}-{path}", f"{package} {metadata.version(package)} {path}", licence, text))
     for path, licence, package in DEBIAN_PYTHON_FILES:
-        origin = f"/usr/lib/python3.11/{path} (Debian {package})"
-        text = (DEBIAN_PYTHON / path).read_bytes().decode("utf-8")
+        shipped = DEBIAN_PYTHON / path
+        origin = f"{shipped.relative_to(REPO_ROOT).as_posix()} (copied from Debian {package})"
+        text = shipped.read_bytes().decode("utf-8")
         docs.append(Document(f"cpython-{path}", origin, licence, text))
     for name in CJK_FILES:
         cjk = REPO_ROOT / "data" / "reference" / "cjkencodings" / name
