@@ -39,7 +39,8 @@ reads = {"count": 0}
 
 
 def counted(read: Callable[..., T]) -> Callable[..., T]:
-    """The storage layer's read, counting each call (a merge job's read of consecutive row groups is one)."""
+    """The storage layer's read of row groups, counting each call (every shuffle read passes here once; a merge
+    job's read of consecutive row groups is one)."""
 
     def call(*args: Any, **kwargs: Any) -> T:
         reads["count"] += 1
@@ -48,7 +49,6 @@ def counted(read: Callable[..., T]) -> Callable[..., T]:
     return call
 
 
-storage.read_parquet_part = counted(storage.read_parquet_part)
 storage.read_parquet_parts = counted(storage.read_parquet_parts)
 
 

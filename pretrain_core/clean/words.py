@@ -102,9 +102,6 @@ class Tokens:
         rank[order] = np.arange(first.size, dtype=np.uint64)
         return rank[inverse.ravel()], first[order]
 
-    def ids(self) -> np.ndarray:
-        return self.first_appearance()[0]
-
 
 def scan_tokens(text: str) -> Tokens:
     """`split_tokens` of ``text`` with each token's flags, in one compiled pass."""

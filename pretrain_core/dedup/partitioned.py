@@ -25,7 +25,7 @@ processes, Dask workers, Prefect tasks) and resume job by job: a job's marker, w
 The result equals what one process clustering the whole corpus gives (tests compare): the same buckets, pairs,
 components (each led by its best-ranked text) and guard, whatever the number of parts.
 
-A shuffle from S senders to R receivers costs S x R ranged reads (a request each on object storage): 10^7 per
+A shuffle from S senders to R receivers costs S x R ranged reads (requests, on object storage): 10^7 per
 round at 3,000 parts, 1.5 x 10^8 for the map's 50,000 shards of 100 M documents. With more senders than
 `dedup.shuffle_fan_in`, a ``merge_<table>`` round goes between (a two-level shuffle): job (a, b) reads receiving
 block a (about sqrt(S) consecutive row groups, one read on object storage) from each sender of sender group b
@@ -213,8 +213,20 @@ class Shuffle:
 
     def merge_jobs(self) -> tuple[int, int]:
         """(blocks, groups): merge job j handles block j // groups and sender group j % groups."""
-        block, group = self.levels or (self.receivers, len(self.senders))
+        block, group = self._merged_levels()
         return -(-self.receivers // block), -(-len(self.senders) // group)
+
+    def merge_job(self, index: int) -> tuple[range, range]:
+        """The receivers and the senders merge job ``index`` handles."""
+        block, group = self._merged_levels()
+        block_index, group_index = divmod(index, self.merge_jobs()[1])
+        receivers = range(block_index * block, min(self.receivers, (block_index + 1) * block))
+        return receivers, range(group_index * group, min(len(self.senders), (group_index + 1) * group))
+
+    def _merged_levels(self) -> tuple[int, int]:
+        if self.levels is None:
+            raise ValueError(f"dedup: the shuffle of {self.name} has {len(self.senders)} senders, no merge round")
+        return self.levels
 
 
 @dataclass(frozen=True)
@@ -440,11 +452,8 @@ class PartitionedReduce:
         of consecutive row groups per sender), written as one file with a row group per receiver of the block,
         each row marked with its sender."""
         shuffle = self.shuffle(job.round.removeprefix("merge_"))
-        block, group = shuffle.levels or (shuffle.receivers, len(shuffle.senders))
-        _, groups = shuffle.merge_jobs()
-        block_index, group_index = divmod(job.index, groups)
-        receivers = range(block_index * block, min(shuffle.receivers, (block_index + 1) * block))
-        senders = range(group_index * group, min(len(shuffle.senders), (group_index + 1) * group))
+        receivers, senders = shuffle.merge_job(job.index)
+        block_index, group_index = divmod(job.index, shuffle.merge_jobs()[1])
         received = [storage.read_parquet_parts(shuffle.senders[s], receivers) for s in senders]
         merged = []
         for k in range(len(receivers)):

@@ -48,7 +48,7 @@ def _scanned_as_split(text: str) -> None:
     expected_words = [t for t in expected if is_word(t)]
     assert list(words.strings()) == expected_words
     assert words.lengths().tolist() == [len(w) for w in expected_words]
-    assert words.ids().tolist() == first_appearance_ids(expected_words)
+    assert words.first_appearance()[0].tolist() == first_appearance_ids(expected_words)
 
 
 def test_scanned_tokens_are_split_tokens_with_their_predicates(udhr: dict[str, str]) -> None:

@@ -187,3 +187,11 @@ def test_a_two_level_shuffle_reads_about_2_r_sqrt_s_row_groups_and_holds_one_par
     if senders >= 3_000:
         assert one_level / (merge_reads + receiving_reads) > 15
     assert Shuffle("t", shuffle.senders, receivers, fan_in=senders).levels is None
+    if senders * receivers > 10**7:
+        return  # the pair coverage below is checked on the smaller shapes
+    covered = np.zeros((receivers, senders), dtype=np.int8)  # the merge jobs cover each pair exactly once
+    for index in range(blocks * groups):
+        job_receivers, job_senders = shuffle.merge_job(index)
+        assert len(job_receivers) <= block and len(job_senders) <= group
+        covered[job_receivers.start : job_receivers.stop, job_senders.start : job_senders.stop] += 1
+    assert (covered == 1).all()
