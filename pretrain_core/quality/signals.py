@@ -99,7 +99,12 @@ LOREM_WORDS = frozenset(
     ]
 )
 # C4's boilerplate markers (Raffel et al. 2020), plus the copyright sign of page footers.
-_BOILERPLATE = re.compile(r"javascript|cookie|privacy policy|terms of use|all rights reserved|©", re.IGNORECASE)
+_BOILERPLATE_MARKERS = ("javascript", "cookie", "privacy policy", "terms of use", "all rights reserved", "©")
+_BOILERPLATE = re.compile("|".join(map(re.escape, _BOILERPLATE_MARKERS)), re.IGNORECASE)
+# The four non-ASCII letters IGNORECASE matches to ASCII ones (re's documentation; "İ" also lower-cases to two
+# characters). In a text without them, a substring search of the lower-cased text finds what the regex does (a test
+# checks every code point), about six times faster.
+_ASCII_CASE_TWINS = ("\u0130", "\u0131", "\u017f", "\u212a")
 _URL = re.compile(r"(?:https?://|www\.)\S+", re.IGNORECASE)
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.\w+")
 _DIGIT_LINE = re.compile(r"^[\d\s.,:;%+\-/()|]+$")
@@ -227,10 +232,18 @@ def _mojibake(doc: ProseView) -> float:
     return min(_share(100.0 * mojibake.badness(doc.text[:20_000]), min(doc.letters, 20_000)), 10.0)
 
 
+def has_boilerplate(text: str) -> bool:
+    """Whether the text holds one of C4's boilerplate markers, in any case."""
+    if any(twin in text for twin in _ASCII_CASE_TWINS):
+        return _BOILERPLATE.search(text) is not None
+    lowered = text.lower()
+    return any(marker in lowered for marker in _BOILERPLATE_MARKERS)
+
+
 def _boilerplate_line_share(doc: ProseView) -> float:
-    if not _BOILERPLATE.search(doc.text):
+    if not has_boilerplate(doc.text):
         return 0.0  # lines are stripped pieces of the text: none can hold a marker the text does not
-    return _lines_share(doc.lines, lambda line: bool(_BOILERPLATE.search(line)))
+    return _lines_share(doc.lines, has_boilerplate)
 
 
 def _repeated_ngram_share(n: int) -> Callable[[ProseView], float]:

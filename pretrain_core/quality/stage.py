@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from pretrain_core import schema, storage
 from pretrain_core.config_base import ConfigError
+from pretrain_core.quality import sample_scores
 from pretrain_core.quality.classifier import SIGNAL_NAMES, SignalClassifier, shipped_classifiers
 from pretrain_core.quality.config import BUCKETS, QualityConfig
 from pretrain_core.quality.corpus import CorpusSample, scan_corpus
@@ -38,6 +39,7 @@ from pretrain_core.quality.cutoffs import (
 from pretrain_core.quality.languages import known_languages
 from pretrain_core.quality.ngram import NgramLM
 from pretrain_core.quality.reference import ReferenceRecord, train_lm, train_skeleton_tokenizer, train_tokenizer
+from pretrain_core.quality.sample_scores import SampleScores
 from pretrain_core.quality.sampling import fold_of
 from pretrain_core.quality.score import combined_scores, perplexity_positions, score_buckets
 from pretrain_core.quality.scoring import FoldedModel, ReferenceModel, Skeleton, combine
@@ -58,6 +60,7 @@ if TYPE_CHECKING:
     from pretrain_core.config import PipelineConfig
 
 CUTOFFS = "cutoffs"
+SCORED_SAMPLE = "scored_sample"
 # Text more predictable than reference text usually is says nothing better about it (templated and monotone
 # text is the most predictable of all): distances below this count as this.
 MOST_FAMILIAR = -1.0
@@ -130,15 +133,18 @@ def fit_quality(input_urls: list[str], cfg: QualityConfig, artifact_dir: str) ->
             "parts": part_info,
             "levels": levels,
         }
+    cutoffs, scored_sample = _measure_cutoffs(corpus, models, routes, cfg)
     index = QualityIndex(
         percentiles=cfg.bucket_percentiles,
         models=model_info,
         routes=routes,
-        cutoffs=_measure_cutoffs(corpus, models, routes, cfg),
+        cutoffs=cutoffs,
         sample=_sample_sizes(corpus),
     )
     artifacts[CUTOFFS] = storage.join(artifact_dir, "cutoffs.json")
     storage.write_json(artifacts[CUTOFFS], index.to_json())
+    artifacts[SCORED_SAMPLE] = storage.join(artifact_dir, "scored_sample.parquet")
+    storage.write_parquet(artifacts[SCORED_SAMPLE], scored_sample)
     return dict(sorted(artifacts.items()))
 
 
@@ -229,25 +235,31 @@ def _plan_models(corpus: CorpusSample, cfg: QualityConfig) -> tuple[dict[str, _M
 
 def _measure_cutoffs(
     corpus: CorpusSample, models: dict[str, FoldedModel], routes: dict[str, dict[str, str]], cfg: QualityConfig
-) -> dict[str, dict[str, tuple[float, float]]]:
-    """Per key under the model that will score it; plus each group model's population-weighted global cut-offs."""
+) -> tuple[dict[str, dict[str, tuple[float, float]]], pa.Table]:
+    """Per key under the model that will score it; plus each group model's population-weighted global cut-offs.
+    Also the sample's scores under the model that will score each document (`sample_scores`)."""
     cutoffs: dict[str, dict[str, tuple[float, float]]] = defaultdict(dict)
     pooled: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = defaultdict(lambda: ([], []))
+    scored = [sample_scores.SCHEMA.empty_table()]
     for (group, key), docs in corpus.cutoff.items():
         ids, texts = [doc_id for doc_id, _ in docs], [text for _, text in docs]
-        under_group = models[group].perplexities(ids, texts, cfg.batch_chars)
+        group_components = models[group].components(ids, texts, cfg.batch_chars)
+        under_group = combine(*group_components, models[group].parts[0].skeleton)
         values, weights = pooled[group]
         values.append(under_group)
         weights.append(np.full(len(docs), corpus.population[(group, key)] / len(docs)))
         model = routes.get(group, {}).get(key, group)
-        under_own = under_group if model == group else models[model].perplexities(ids, texts, cfg.batch_chars)
+        own_components = group_components if model == group else models[model].components(ids, texts, cfg.batch_chars)
+        scored.append(sample_scores.sample_table(model, ids, texts, *own_components))
         if _own_cutoffs(corpus, group, key, cfg):
+            under_own = combine(*own_components, models[model].parts[0].skeleton)
             cutoffs[model][key] = percentile_cutoffs(under_own, cfg.bucket_percentiles)
     for group, (values, weights) in pooled.items():
         cutoffs[group][GLOBAL] = percentile_cutoffs(
             np.concatenate(values), cfg.bucket_percentiles, np.concatenate(weights)
         )
-    return {model: dict(sorted(by_key.items())) for model, by_key in sorted(cutoffs.items())}
+    fitted = {model: dict(sorted(by_key.items())) for model, by_key in sorted(cutoffs.items())}
+    return fitted, pa.concat_tables(scored).sort_by([("model", "ascending"), ("id", "ascending")])
 
 
 def _own_cutoffs(corpus: CorpusSample, group: str, key: str, cfg: QualityConfig) -> bool:
@@ -273,13 +285,14 @@ class QualityStage:
         self.classifiers = classifiers
         self._index: QualityIndex | None = None
         self._models: dict[str, FoldedModel] = {}
+        self._sample_scores: SampleScores | None = None
 
     def __getstate__(self) -> dict[str, Any]:
         return {"cfg": self.cfg, "artifacts": self.artifacts, "classifiers": self.classifiers}
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.cfg, self.artifacts, self.classifiers = state["cfg"], state["artifacts"], state["classifiers"]
-        self._index, self._models = None, {}
+        self._index, self._models, self._sample_scores = None, {}, None
 
     @property
     def index(self) -> QualityIndex:
@@ -308,6 +321,26 @@ class QualityStage:
             self._models[name] = FoldedModel(tuple(parts), self.cfg.seed)
         return self._models[name]
 
+    @property
+    def sample_scores(self) -> SampleScores:
+        if self._sample_scores is None:
+            url = self.artifacts.get(SCORED_SAMPLE)  # absent from fits made before it was kept
+            table = storage.read_parquet(url) if url else sample_scores.SCHEMA.empty_table()
+            self._sample_scores = SampleScores.from_table(table)
+        return self._sample_scores
+
+    def _components(self, model_name: str, ids: list[str], texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """log10 lexical and skeleton perplexities of the documents under the model: the fit's where it scored
+        them for the cut-offs, computed for the rest."""
+        found, lexical, skeleton = self.sample_scores.take(model_name, ids, texts)
+        rest = np.flatnonzero(~found).tolist()
+        if rest:
+            scored = self.model(model_name).components(
+                [ids[r] for r in rest], [texts[r] for r in rest], self.cfg.batch_chars
+            )
+            lexical[rest], skeleton[rest] = scored
+        return lexical, skeleton
+
     def process(self, table: pa.Table) -> ShardOutput:
         ids, texts = table.column("id").to_pylist(), table.column("text").to_pylist()
         domains = table.column("domain").to_pylist()
@@ -327,7 +360,7 @@ class QualityStage:
         distance = np.full((len(texts), len(PERPLEXITY_SIGNAL_NAMES)), np.nan)
         for model_name, rows in sorted(by_model.items()):
             model = self.model(model_name)
-            lexical, skeleton = model.components([ids[r] for r in rows], [texts[r] for r in rows], self.cfg.batch_chars)
+            lexical, skeleton = self._components(model_name, [ids[r] for r in rows], [texts[r] for r in rows])
             perplexity[rows] = combine(lexical, skeleton, model.parts[0].skeleton)
             distance[rows] = _distances(lexical, skeleton, self.index.models[model_name])
             if model.parts[0].skeleton is not None:

@@ -5,7 +5,9 @@ spam, code in three languages, prose in seven) and on random text."""
 from __future__ import annotations
 
 import math
+import re
 import string
+import sys
 
 import ftfy.badness
 from hypothesis import given, settings
@@ -78,3 +80,26 @@ def test_every_labelled_item_gets_the_plain_values() -> None:
 def test_any_text_gets_the_plain_values(text: str, lang: str) -> None:
     _check_prose(text, lang)
     _check_code(text)
+
+
+def test_lower_casing_matches_as_ignorecase_does_but_for_the_four_twins() -> None:
+    """The boilerplate shortcut's premise, over every code point: outside the four twins, a character matches a
+    marker's character under IGNORECASE exactly when it lower-cases to it, and no other character lower-cases to
+    more than one."""
+    every = "".join(chr(point) for point in range(sys.maxunicode + 1) if not 0xD800 <= point <= 0xDFFF)
+    twins = set(signals._ASCII_CASE_TWINS)
+    for char in set("".join(signals._BOILERPLATE_MARKERS)):
+        matched = set(re.findall(re.escape(char), every, re.IGNORECASE)) - twins
+        assert matched == {c for c in every if c.lower() == char} - twins, char
+    assert {c for c in every if len(c.lower()) != 1} <= twins
+
+
+_TWINNED_MARKERS = ["PR\u0130VACY POL\u0130CY", "java\u017fcript", "coo\u212aie", "Terms Of Use"]
+_MARKED_PIECES = st.sampled_from([*signals._BOILERPLATE_MARKERS, *_TWINNED_MARKERS, "ΟΔΟΣ", "«Wort»", " ", "\n"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_MARKED_PIECES, st.text(max_size=8)), max_size=12).map("".join))
+def test_texts_with_markers_and_twins_get_the_plain_values(text: str) -> None:
+    assert signals.has_boilerplate(text) == bool(signals._BOILERPLATE.search(text))
+    _check_prose(text, "en")

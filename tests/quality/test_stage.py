@@ -14,8 +14,9 @@ import pytest
 
 from pretrain_core import schema, storage
 from pretrain_core.quality.config import QualityConfig, ReferenceConfig
+from pretrain_core.quality.sample_scores import SampleScores
 from pretrain_core.quality.sampling import fold_of
-from pretrain_core.quality.stage import QualityStage, fit_quality, mean_perplexities
+from pretrain_core.quality.stage import SCORED_SAMPLE, QualityStage, fit_quality, mean_perplexities
 from pretrain_core.stage import plan_shards, run_shard
 
 CFG = QualityConfig(
@@ -87,7 +88,7 @@ def test_fit_trains_per_language_models_and_cutoffs(fitted: tuple[list[str], dic
     models = ["code", "prose", "prose.en", "prose.zh"]
     parts = [f"{m}.{kind}" for m in models for kind in ("tokenizer", "skeleton")]
     parts += [f"{m}.fold{f}.{kind}" for m in models for f in (0, 1) for kind in ("lm", "skeleton.lm")]
-    assert set(artifacts) == {"cutoffs", *parts}
+    assert set(artifacts) == {"cutoffs", "scored_sample", *parts}
     index = storage.read_json(artifacts["cutoffs"])
     assert {m: info["folds"] for m, info in index["models"].items()} == dict.fromkeys(models, 2)
     assert index["routes"] == {"prose": {"en": "prose.en", "zh": "prose.zh"}}  # fr has too few documents
@@ -119,6 +120,25 @@ def test_cross_fitting_scores_each_document_with_the_model_that_never_saw_it(
     assert stored == [float(by_part[f][i]) for i, f in enumerate(folds)]
     memorised = [float(by_part[1 - f][i]) for i, f in enumerate(folds)]
     assert sorted(memorised)[len(memorised) // 2] < 0.5 * sorted(stored)[len(stored) // 2]
+
+
+def test_shards_take_the_fits_sample_scores_with_the_same_bits(
+    fitted: tuple[list[str], dict[str, str]], corpus: Rows
+) -> None:
+    """The corpus is small enough for the cut-off sample to hold every document: the shards score none again,
+    and give what scoring them would (a fit made before the sample's scores were kept)."""
+    shards, artifacts = fitted
+    kept_scores = QualityStage(CFG, artifacts)
+    rescoring = QualityStage(CFG, {name: url for name, url in artifacts.items() if name != SCORED_SAMPLE})
+    for url in shards:
+        table = storage.read_parquet(url)
+        assert kept_scores.process(table).kept.equals(rescoring.process(table).kept)
+    sample = SampleScores.from_table(storage.read_parquet(artifacts[SCORED_SAMPLE]))
+    english = [(r[0], r[1]) for r in corpus if r[3] == "en" and r[2] == "general"]
+    ids, texts = [doc_id for doc_id, _ in english], [text for _, text in english]
+    assert sample.take("prose.en", ids, texts)[0].all()
+    assert not sample.take("prose.en", ids, [text + " edited" for text in texts])[0].any()  # only with its text
+    assert not sample.take("prose.zh", ids, texts)[0].any()  # only under the model that scored it
 
 
 def test_fit_is_byte_for_byte_deterministic(fitted: tuple[list[str], dict[str, str]], tmp_path: Path) -> None:
