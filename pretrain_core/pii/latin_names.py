@@ -38,7 +38,8 @@ _CUE_AFTER_NAME = re.compile(
     r"|called|dit|répondit|demanda|dijo|respondió|disse|zei|antwoordde)\b"
 )
 _NAME_BEFORE = re.compile(r"(?<![\w@./'’-])" + _NAME + r",?$")
-_CAPITALISED_WORD = re.compile(r"(?<![\w@./-])[A-Z][^\W\d_]+(?![\w@/-])")
+# `(?<![\w@./-])[A-Z][^\W\d_]+(?![\w@/-])`, first character first (see pii/detectors.py)
+_CAPITALISED_WORD = re.compile(r"[A-Z](?<![\w@./-][A-Z])[^\W\d_]+(?![\w@/-])")
 _RELATION_STARTS = frozenset({"of", "de", "di", "va", "do"})  # " of X", " de X", " des X", " del X", " van X"
 _LOOK_BACK = 40  # characters before a cue searched for the name
 
