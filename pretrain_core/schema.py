@@ -43,9 +43,13 @@ QUALITY_FIELDS = [
     pa.field("quality_score", pa.float32(), nullable=False),  # the combined score (pretrain_core/quality/score.py)
     pa.field("quality_bucket", pa.string(), nullable=False),  # head / middle / tail by quality_score
 ]
+# The document's ids under the pipeline's tokenizer, as the mixture's token count encoded them, on its first copy
+# (null on further copies, which share them, and where unknown): tokenization checks them and encodes only the rest.
+TOKEN_IDS = pa.field("token_ids", pa.list_(pa.int32()), nullable=True)
 MIXTURE_FIELDS = [
     pa.field("n_tokens", pa.int32(), nullable=False),
     pa.field("repeat_index", pa.int32(), nullable=False),  # 0 for the first copy, >0 for upsampled copies
+    TOKEN_IDS,
 ]
 
 INGEST = pa.schema(INGEST_FIELDS)

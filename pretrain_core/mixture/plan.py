@@ -30,14 +30,15 @@ import sentencepiece as spm
 
 from pretrain_core import storage
 from pretrain_core.mixture.config import MixtureConfig
-from pretrain_core.schema import DOMAINS
-from pretrain_core.tokenize.encode import load_tokenizer, token_counts
+from pretrain_core.schema import DOMAINS, TOKEN_IDS
+from pretrain_core.tokenize.encode import encode_batch, load_tokenizer
 from pretrain_core.tokenize.keys import doc_key
 from pretrain_core.tokenize.splits import SPLITS, SplitBoundaries, load_boundaries
 
 PLAN_FILE = "plan.json"
 SUMMARY_FILE = "plan_summary.json"
 _RANGE_BITS = 16  # the seeded order is cut into 2**16 ranges by the keys' top bits for the first pass
+COUNT_COLUMNS = ["id", "domain", "n_tokens"]  # what planning reads of a shard's counts (not its token ids)
 ROWS_SCHEMA = pa.schema(
     [
         pa.field("id", pa.string(), nullable=False),
@@ -364,11 +365,13 @@ def _summary(
 def count_tokens(input_urls: list[str], tokenizer_url: str, num_threads: int) -> pa.Table:
     """(id, domain, n_tokens) of every document in the shards, sorted by id (for analysis and tests)."""
     tokenizer = load_tokenizer(tokenizer_url)
-    return pa.concat_tables([_shard_counts(url, tokenizer, num_threads) for url in input_urls]).sort_by("id")
+    tables = [_shard_counts(url, tokenizer, num_threads).select(COUNT_COLUMNS) for url in input_urls]
+    return pa.concat_tables(tables).sort_by("id")
 
 
 def count_shard_tokens(input_url: str, tokenizer_url: str, num_threads: int, partial_url: str) -> None:
-    """The fit's map: write (id, domain, n_tokens) of one shard's documents to ``partial_url``."""
+    """The fit's map: write (id, domain, n_tokens, token_ids) of one shard's documents to ``partial_url``. The ids
+    travel on with the documents (`token_ids_of`), so the tokenize stage need not encode them again."""
     storage.write_parquet(partial_url, _shard_counts(input_url, load_tokenizer(tokenizer_url), num_threads))
 
 
@@ -376,8 +379,23 @@ def _shard_counts(url: str, tokenizer: spm.SentencePieceProcessor, num_threads: 
     table = storage.read_parquet(url, columns=["id", "domain", "text"])
     if pc.count_distinct(table.column("id")).as_py() != table.num_rows:
         raise ValueError(f"mixture: document ids are not unique in {url}; the plan is keyed by id")
-    counts = token_counts(tokenizer, table.column("text").to_pylist(), num_threads)
-    return table.select(["id", "domain"]).append_column("n_tokens", pa.array(counts, pa.int32()))
+    token_ids = encode_batch(tokenizer, table.column("text").to_pylist(), num_threads)
+    counts = pa.array(token_ids.value_lengths(), pa.int32())
+    return table.select(["id", "domain"]).append_column("n_tokens", counts).append_column("token_ids", token_ids)
+
+
+def token_ids_of(artifacts: Mapping[str, str], inputs: Iterable[str] | None = None) -> pa.Table:
+    """(id, token_ids) of the documents of the given input shards (or all), as the fit's map encoded them; null
+    ids where the counts were written before the map kept them (a fit resumed across that change)."""
+    counts = storage.read_json(artifacts["mixture_plan"])["counts"]
+    urls = list(counts.values()) if inputs is None else [counts[shard_name(url)] for url in inputs]
+    tables = []
+    for url in urls:
+        table = storage.read_parquet(url)
+        if "token_ids" not in table.column_names:
+            table = table.append_column("token_ids", pa.nulls(table.num_rows, TOKEN_IDS.type))
+        tables.append(table.select(["id", "token_ids"]))
+    return pa.concat_tables(tables) if tables else pa.schema([ROWS_SCHEMA.field("id"), TOKEN_IDS]).empty_table()
 
 
 def fit_mixture(
@@ -414,7 +432,7 @@ def plan_mixture(
         raise ValueError("mixture: no input shards")
 
     def read() -> Iterator[pa.Table]:
-        return (storage.read_parquet(url) for url in partials)
+        return (storage.read_parquet(url, columns=COUNT_COLUMNS) for url in partials)
 
     plan, summary = plan_counts(read, cfg, training_split(load_boundaries(splits_url)), frame_tokens)
     plan_url = storage.join(artifact_dir, PLAN_FILE)
@@ -431,7 +449,8 @@ def plan_rows(artifacts: Mapping[str, str], inputs: Iterable[str] | None = None)
     data = storage.read_json(artifacts["mixture_plan"])
     plan, counts = MixturePlan.from_json(data), data["counts"]
     urls = list(counts.values()) if inputs is None else [counts[shard_name(url)] for url in inputs]
-    table = pa.concat_tables([storage.read_parquet(url) for url in urls]) if urls else ROWS_SCHEMA.empty_table()
+    tables = [storage.read_parquet(url, columns=COUNT_COLUMNS) for url in urls]
+    table = pa.concat_tables(tables) if tables else ROWS_SCHEMA.empty_table()
     ids, domains = table.column("id").to_pylist(), table.column("domain").to_pylist()
     split = load_boundaries(data["splits"]).split_of(ids, domains)
     repeats = plan.repeats(ids, domains, split == SPLITS[0])

@@ -1,4 +1,5 @@
-"""Apply the mixture plan to one shard: each document is emitted ``repeats`` times, unsampled ones are dropped."""
+"""Apply the mixture plan to one shard: each document is emitted ``repeats`` times, unsampled ones are dropped.
+The first copy carries the token ids the plan's count encoded (`token_ids`), which tokenization reuses."""
 
 from __future__ import annotations
 
@@ -10,8 +11,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pretrain_core.mixture.config import MixtureConfig
-from pretrain_core.mixture.plan import count_shard_tokens, plan_mixture, plan_rows
-from pretrain_core.schema import MIXTURE, dropped_schema
+from pretrain_core.mixture.plan import count_shard_tokens, plan_mixture, plan_rows, token_ids_of
+from pretrain_core.schema import MIXTURE, TOKEN_IDS, dropped_schema
 from pretrain_core.stage import ShardOutput
 
 if TYPE_CHECKING:
@@ -47,20 +48,29 @@ class MixtureStage:
             raise ValueError(f"mixture: {rows.null_count} document(s) are not in the plan (e.g. {missing}); refit it")
         n_tokens = plan.column("n_tokens").take(rows)
         repeats = plan.column("repeats").take(rows).to_numpy()
+        encoded = token_ids_of(self.artifacts, self.inputs)
+        token_ids = encoded.column("token_ids").take(pc.index_in(table.column("id"), value_set=encoded.column("id")))
         copies = []
         for repeat_index in range(int(repeats.max(initial=0))):
             chosen = np.flatnonzero(repeats > repeat_index)
-            copies.append(_with_mixture_columns(table.take(chosen), n_tokens.take(chosen), repeat_index))
+            ids = token_ids.take(chosen) if repeat_index == 0 else pa.nulls(len(chosen), TOKEN_IDS.type)
+            copies.append(_with_mixture_columns(table.take(chosen), n_tokens.take(chosen), repeat_index, ids))
         kept = pa.concat_tables(copies) if copies else MIXTURE.empty_table()
         unsampled = np.flatnonzero(repeats == 0)
-        dropped = _with_mixture_columns(table.take(unsampled), n_tokens.take(unsampled), 0)
+        no_ids = pa.nulls(len(unsampled), TOKEN_IDS.type)  # the quarantine keeps the text, not its encoding
+        dropped = _with_mixture_columns(table.take(unsampled), n_tokens.take(unsampled), 0, no_ids)
         dropped = dropped.append_column("drop_reason", pa.array([NOT_SAMPLED] * len(unsampled), pa.string()))
         return ShardOutput(kept.cast(MIXTURE), dropped.cast(dropped_schema(MIXTURE)), _token_stats(kept))
 
 
-def _with_mixture_columns(table: pa.Table, n_tokens: pa.ChunkedArray, repeat_index: int) -> pa.Table:
-    return table.append_column("n_tokens", n_tokens).append_column(
-        "repeat_index", pa.array(np.full(table.num_rows, repeat_index, dtype=np.int32))
+def _with_mixture_columns(
+    table: pa.Table, n_tokens: pa.ChunkedArray, repeat_index: int, token_ids: pa.Array | pa.ChunkedArray
+) -> pa.Table:
+    repeat = pa.array(np.full(table.num_rows, repeat_index, dtype=np.int32))
+    return (
+        table.append_column("n_tokens", n_tokens)
+        .append_column("repeat_index", repeat)
+        .append_column(TOKEN_IDS.name, token_ids)
     )
 
 

@@ -48,11 +48,6 @@ def encode_batch(tokenizer: spm.SentencePieceProcessor, texts: list[str], num_th
     return pa.ListArray.from_arrays(pa.array(offsets.astype(np.int32)), pa.array(values))
 
 
-def token_counts(tokenizer: spm.SentencePieceProcessor, texts: list[str], num_threads: int = 1) -> np.ndarray:
-    """Number of tokens of each text (without BOS/EOS), as int64."""
-    return np.asarray(encode_batch(tokenizer, texts, num_threads).value_lengths(), dtype=np.int64)
-
-
 def round_trip_failures(tokenizer: spm.SentencePieceProcessor, texts: list[str]) -> list[int]:
     """Indices of texts that do not decode back to themselves (none, unless the model lacks byte fallback)."""
     decoded = tokenizer.decode(encode_texts(tokenizer, texts))

@@ -8,9 +8,13 @@ straddles splits. Held-out splits take each document once: the mixture plans one
 sequence has one domain. Output: train, validation, test; inside a split, the sequences of all domains in a
 seeded shuffled order.
 
-Stats per shard: ``tokens_<domain>_<split>`` (ids in the stream, BOS/EOS included), ``sequences_<split>`` and
+A document's ids come with it from the mixture (``token_ids``, encoded once when the mixture counted its tokens)
+wherever they decode back to its text exactly; only the others are encoded here.
+
+Stats per shard: ``tokens_<domain>_<split>`` (ids in the stream, BOS/EOS included), ``sequences_<split>``,
 ``tokens_discarded_tail`` (each stream's remainder after its last full window, under ``seq_len`` ids per
-stream and shard; documents lying wholly in it are dropped as ``pack_tail``).
+stream and shard; documents lying wholly in it are dropped as ``pack_tail``), and ``documents_ids_reused`` /
+``documents_encoded`` (distinct documents whose carried ids were used / that were encoded here).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ import numpy as np
 import pyarrow as pa
 import sentencepiece as spm
 
-from pretrain_core.schema import TOKENS, dropped_schema
+from pretrain_core.schema import TOKEN_IDS, TOKENS, dropped_schema
 from pretrain_core.stage import ShardOutput
 from pretrain_core.tokenize.config import PackConfig
 from pretrain_core.tokenize.encode import encode_batch, load_tokenizer
@@ -69,7 +73,7 @@ class TokenizeStage:
         splits = self._split_of(table)
         repeat_index = table.column("repeat_index").to_numpy()
         heldout_copy = (splits != SPLITS[0]) & (repeat_index > 0)
-        tokens, doc_of_row = self._encode_unique(table, ids)
+        tokens, doc_of_row, reused = self._encode_unique(table, ids)
         keys = [
             doc_key(self.cfg.order_seed, f"{doc_id}#{copy}") for doc_id, copy in zip(ids, repeat_index, strict=True)
         ]
@@ -80,6 +84,7 @@ class TokenizeStage:
             )
         ]
         stats: dict[str, float] = {f"sequences_{s}": 0.0 for s in SPLITS} | {"tokens_discarded_tail": 0.0}
+        stats |= {"documents_ids_reused": float(reused), "documents_encoded": float(len(tokens) - reused)}
         sequences: list[pa.Table] = []
         for split_index, split in enumerate(SPLITS):
             streams: list[pa.Table] = []
@@ -110,18 +115,54 @@ class TokenizeStage:
     def _split_of(self, table: pa.Table) -> np.ndarray:
         return self.splits().split_of(table.column("id").to_pylist(), table.column("domain").to_pylist())
 
-    def _encode_unique(self, table: pa.Table, ids: np.ndarray) -> tuple[pa.ListArray, np.ndarray]:
-        """Token ids of each distinct document once (copies share them) and the document index of every row."""
+    def _encode_unique(self, table: pa.Table, ids: np.ndarray) -> tuple[pa.ListArray, np.ndarray, int]:
+        """Token ids of each distinct document once (copies share them), the document index of every row, and how
+        many documents' ids came with them (`_token_ids`)."""
+        carried = table.column(TOKEN_IDS.name) if TOKEN_IDS.name in table.column_names else None
+        carries = np.zeros(len(ids), dtype=bool)
+        if carried is not None:
+            carries = carried.is_valid().to_numpy(zero_copy_only=False)
         index_of: dict[str, int] = {}
-        first_rows: list[int] = []
+        chosen_rows: list[int] = []  # per document, its first row, or its first with ids (the first copy's)
         doc_of_row = np.empty(len(ids), dtype=np.int64)
         for row, doc_id in enumerate(ids):
-            if doc_id not in index_of:
-                index_of[doc_id] = len(first_rows)
-                first_rows.append(row)
-            doc_of_row[row] = index_of[doc_id]
-        texts = table.column("text").take(pa.array(first_rows, pa.int64())).to_pylist()
-        return encode_batch(self.tokenizer(), texts, self.cfg.num_threads), doc_of_row
+            index = index_of.get(doc_id)
+            if index is None:
+                index_of[doc_id] = index = len(chosen_rows)
+                chosen_rows.append(row)
+            elif carries[row] and not carries[chosen_rows[index]]:
+                chosen_rows[index] = row
+            doc_of_row[row] = index
+        chosen = pa.array(chosen_rows, pa.int64())
+        texts = table.column("text").take(chosen).to_pylist()
+        tokens, reused = self._token_ids(texts, None if carried is None else carried.take(chosen))
+        return tokens, doc_of_row, reused
+
+    def _token_ids(self, texts: list[str], carried: pa.ChunkedArray | None) -> tuple[pa.ListArray, int]:
+        """Each text's ids and how many were reused: those it carries from the mixture's count where they decode
+        back to it exactly (ids of another tokenizer do not), the rest encoded here. Decoding costs about a fifth
+        of encoding."""
+        tokenizer = self.tokenizer()
+        reused = np.zeros(len(texts), dtype=bool)
+        if carried is not None and carried.null_count < len(carried):
+            known = np.flatnonzero(carried.is_valid().to_numpy(zero_copy_only=False))
+            ids = carried.take(pa.array(known)).combine_chunks()
+            values = ids.flatten().to_numpy()
+            outside = (values < 0) | (values >= tokenizer.get_piece_size())  # not this vocabulary's ids
+            doc_of_value = np.repeat(np.arange(len(known)), ids.value_lengths().to_numpy())
+            spellable = np.flatnonzero(np.bincount(doc_of_value[outside], minlength=len(known)) == 0)
+            decoded = tokenizer.decode(ids.take(pa.array(spellable)).to_pylist())
+            rows = known[spellable].tolist()
+            reused[rows] = [back == texts[row] for row, back in zip(rows, decoded, strict=True)]
+        reused_rows, encode_rows = np.flatnonzero(reused), np.flatnonzero(~reused)
+        encoded = encode_batch(tokenizer, [texts[row] for row in encode_rows.tolist()], self.cfg.num_threads)
+        if carried is None or not len(reused_rows):
+            return encoded, 0
+        both = pa.concat_arrays([carried.take(pa.array(reused_rows)).combine_chunks(), encoded])
+        position = np.empty(len(texts), dtype=np.int64)
+        position[reused_rows] = np.arange(len(reused_rows))
+        position[encode_rows] = len(reused_rows) + np.arange(len(encode_rows))
+        return both.take(pa.array(position)), len(reused_rows)
 
 
 def _sequences(packed: PackedStream, doc_ids: np.ndarray, sources: np.ndarray, domain: str, split: str) -> pa.Table:

@@ -11,6 +11,7 @@ from pretrain_core.mixture.plan import fit_mixture, plan_rows
 from pretrain_core.mixture.stage import NOT_SAMPLED, MixtureStage
 from pretrain_core.schema import MIXTURE
 from pretrain_core.stage import plan_shards, run_shard
+from pretrain_core.tokenize.encode import encode_texts, load_tokenizer
 
 
 @pytest.fixture(scope="module")
@@ -74,3 +75,19 @@ def test_a_document_missing_from_the_plan_is_an_error(
     other = fit_mixture(quality_shards[:1], MixtureConfig(), tokenizer_url, splits_url, 2, str(tmp_path))
     with pytest.raises(ValueError, match="not in the plan"):
         MixtureStage(MixtureConfig(), other).process(storage.read_parquet(quality_shards[1]))
+
+
+def test_first_copies_carry_the_ids_the_count_encoded(
+    quality_shards: list[str], artifacts: dict, tokenizer_url: str
+) -> None:
+    """The ids travel with each document's first copy (tokenization reuses them); further copies and the
+    quarantine carry none."""
+    tokenizer = load_tokenizer(tokenizer_url)
+    output = MixtureStage(MixtureConfig(), artifacts).process(storage.read_parquet(quality_shards[1]))
+    kept = output.kept.to_pylist()
+    first = [row for row in kept if row["repeat_index"] == 0]
+    assert first and len(first) < len(kept)
+    assert all(row["token_ids"] == encode_texts(tokenizer, [row["text"]])[0] for row in first)
+    assert all(len(row["token_ids"]) == row["n_tokens"] for row in first)
+    assert all(row["token_ids"] is None for row in kept if row["repeat_index"] > 0)
+    assert output.dropped.num_rows and output.dropped["token_ids"].null_count == output.dropped.num_rows

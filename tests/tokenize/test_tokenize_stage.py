@@ -2,6 +2,7 @@ import pickle
 from collections import Counter
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from pretrain_core import storage
@@ -184,3 +185,39 @@ def test_summary_reports_tokens_per_split_and_domain(records: list[tuple[ShardRe
     assert sum(summary["shares"]["train"].values()) == pytest.approx(1.0, abs=1e-5)
     assert sum(summary["sequences"].values()) == sum(r.docs_out for r, _, _ in records)
     assert summary["tokens_discarded_tail"] == stats["tokens_discarded_tail"]
+
+
+def test_ids_carried_from_the_mixture_are_reused_and_give_the_same_sequences(
+    mixture_shards: list[str], artifacts: dict[str, str]
+) -> None:
+    table = storage.read_parquet(mixture_shards[0])
+    carried = TokenizeStage(PACK, artifacts).process(table)
+    without = table.set_column(
+        table.schema.get_field_index("token_ids"), "token_ids", pa.nulls(table.num_rows, table["token_ids"].type)
+    )
+    encoded = TokenizeStage(PACK, artifacts).process(without)
+    assert carried.kept.equals(encoded.kept) and carried.dropped.equals(encoded.dropped)
+    documents = len(set(table["id"].to_pylist()))
+    assert carried.stats["documents_ids_reused"] == documents and carried.stats["documents_encoded"] == 0
+    assert encoded.stats["documents_ids_reused"] == 0 and encoded.stats["documents_encoded"] == documents
+
+
+def test_ids_that_do_not_decode_to_the_text_are_encoded_again(
+    mixture_shards: list[str], artifacts: dict[str, str]
+) -> None:
+    """Ids of another tokenizer (here: shifted past the vocabulary, or another document's) do not spell the
+    document: they are replaced."""
+    table = storage.read_parquet(mixture_shards[0])
+    carried = table["token_ids"].to_pylist()
+    known = [row for row, ids in enumerate(carried) if ids is not None]
+    shifted = [None if ids is None else [i + 1 for i in ids] for ids in carried]
+    swapped = list(carried)
+    for row, other in zip(known, known[1:] + known[:1], strict=True):
+        swapped[row] = carried[other]
+    stage = TokenizeStage(PACK, artifacts)
+    expected = stage.process(table).kept
+    for foreign in (shifted, swapped):
+        column = pa.array(foreign, table["token_ids"].type)
+        again = stage.process(table.set_column(table.schema.get_field_index("token_ids"), "token_ids", column))
+        assert again.kept.equals(expected)
+        assert again.stats["documents_ids_reused"] == 0
