@@ -322,7 +322,8 @@ class QualityStage:
         return self._models[name]
 
     @property
-    def sample_scores(self) -> SampleScores:
+    def fit_scores(self) -> SampleScores:
+        """The scores the fit computed for its cut-off sample."""
         if self._sample_scores is None:
             url = self.artifacts.get(SCORED_SAMPLE)  # absent from fits made before it was kept
             table = storage.read_parquet(url) if url else sample_scores.SCHEMA.empty_table()
@@ -332,7 +333,7 @@ class QualityStage:
     def _components(self, model_name: str, ids: list[str], texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """log10 lexical and skeleton perplexities of the documents under the model: the fit's where it scored
         them for the cut-offs, computed for the rest."""
-        found, lexical, skeleton = self.sample_scores.take(model_name, ids, texts)
+        found, lexical, skeleton = self.fit_scores.take(model_name, ids, texts)
         rest = np.flatnonzero(~found).tolist()
         if rest:
             scored = self.model(model_name).components(
