@@ -206,7 +206,7 @@ def test_ids_that_do_not_decode_to_the_text_are_encoded_again(
     mixture_shards: list[str], artifacts: dict[str, str]
 ) -> None:
     """Ids of another tokenizer (here: shifted past the vocabulary, or another document's) do not spell the
-    document: they are replaced."""
+    document: they are replaced; where only some documents carry ids, the rest are encoded beside them."""
     table = storage.read_parquet(mixture_shards[0])
     carried = table["token_ids"].to_pylist()
     known = [row for row, ids in enumerate(carried) if ids is not None]
@@ -214,10 +214,12 @@ def test_ids_that_do_not_decode_to_the_text_are_encoded_again(
     swapped = list(carried)
     for row, other in zip(known, known[1:] + known[:1], strict=True):
         swapped[row] = carried[other]
+    halved = [ids if row % 2 else None for row, ids in enumerate(carried)]  # some reused, the rest encoded
     stage = TokenizeStage(PACK, artifacts)
     expected = stage.process(table).kept
-    for foreign in (shifted, swapped):
+    for foreign in (shifted, swapped, halved):
         column = pa.array(foreign, table["token_ids"].type)
         again = stage.process(table.set_column(table.schema.get_field_index("token_ids"), "token_ids", column))
         assert again.kept.equals(expected)
-        assert again.stats["documents_ids_reused"] == 0
+        reusable = [ids for ids in foreign if ids is not None] if foreign is halved else []
+        assert again.stats["documents_ids_reused"] == len(reusable)
