@@ -354,3 +354,28 @@ def gather(points, starts, stops, out, out_offsets):
     """Copy the spans `points[starts[i]:stops[i]]` one after another into `out` (`out_offsets` already laid out)."""
     for i in range(starts.size):
         out[out_offsets[i] : out_offsets[i + 1]] = points[starts[i] : stops[i]]
+
+
+@numba.njit(cache=True, nogil=True)
+def pair_jaccard(left_hashes, left_offsets, right_hashes, right_offsets, left_rows, right_rows):
+    """Exact Jaccard of each pair of sets (`left_rows[k]` of the left CSR lists, `right_rows[k]` of the right), each
+    set sorted and unique, counted by one merge walk per pair; 0 where both sets are empty."""
+    out = np.empty(left_rows.size, dtype=np.float64)
+    for k in range(left_rows.size):
+        i, i_end = left_offsets[left_rows[k]], left_offsets[left_rows[k] + 1]
+        j, j_end = right_offsets[right_rows[k]], right_offsets[right_rows[k] + 1]
+        union = (i_end - i) + (j_end - j)
+        shared = 0
+        while i < i_end and j < j_end:
+            x, y = left_hashes[i], right_hashes[j]
+            if x == y:
+                shared += 1
+                i += 1
+                j += 1
+            elif x < y:
+                i += 1
+            else:
+                j += 1
+        union -= shared
+        out[k] = shared / union if union else 0.0
+    return out

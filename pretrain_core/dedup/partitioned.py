@@ -55,6 +55,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from pretrain_core import storage
+from pretrain_core.dedup import kernels
 from pretrain_core.dedup.candidates import candidate_pairs
 from pretrain_core.dedup.cluster import split_loose_clusters
 from pretrain_core.dedup.config import DedupConfig
@@ -633,9 +634,8 @@ class PartitionedReduce:
         """Similarity of each pair (row ``a[i]`` of ``lefts``, row ``b[i]`` of ``rights``) by `verify_with`: exact
         Jaccard of the shingle sets, or the sketch's estimate; no sketch is copied per pair."""
         if self.cfg.verify_with == "jaccard":
-            left_sets, right_sets = _numpy_lists(lefts.column("shingles")), _numpy_lists(rights.column("shingles"))
-            return np.array(
-                [_jaccard(left_sets[i], right_sets[j]) for i, j in zip(a.tolist(), b.tolist(), strict=True)]
+            return kernels.pair_jaccard(
+                *_csr_lists(lefts.column("shingles")), *_csr_lists(rights.column("shingles")), a, b
             )
         dtype = np.uint32 if self.cfg.method == "minhash" else np.uint64
         left = np.frombuffer(b"".join(lefts.column("sketch").to_pylist()), dtype=dtype).reshape(lefts.num_rows, -1)
@@ -707,7 +707,7 @@ class PartitionedReduce:
         keys, ids = members.column("key").to_pylist(), members.column("best_id").to_pylist()
         earlier = (members.column("neg_length").to_numpy() < -EARLIER // 2).tolist()
         docs = members.column("docs").to_numpy()
-        sets = _numpy_lists(members.column("shingles"))
+        sets = _csr_lists(members.column("shingles"))
         sketches = members.column("sketch").to_pylist()
         floor = self.cfg.similarity_threshold - self.cfg.guard_margin
         out: dict[str, list[Any]] = {name: [] for name in ROOTS.names}
@@ -715,7 +715,7 @@ class PartitionedReduce:
         for lo, hi in itertools.pairwise(_run_starts(members, ["label_key"]).tolist()):
             if hi - lo < 2:
                 continue
-            similarity = self._similarity_among(sets[lo:hi], sketches[lo:hi])
+            similarity = self._similarity_among(sets, sketches, lo, hi)
             roots, split = split_loose_clusters(
                 np.zeros(hi - lo, dtype=np.int64), np.arange(hi - lo), similarity, floor
             )
@@ -734,11 +734,15 @@ class PartitionedReduce:
         return {"guard_splits": splits, "below_threshold": below}
 
     def _similarity_among(
-        self, sets: list[np.ndarray], sketches: list[bytes]
+        self, sets: tuple[np.ndarray, np.ndarray], sketches: list[bytes], lo: int, hi: int
     ) -> Callable[[int, np.ndarray], np.ndarray]:
-        """Similarity of one cluster member to others (indices into the cluster), by `verify_with`."""
+        """Similarity of one member of the cluster `lo:hi` (rows of `sets`, `sketches`) to others (indices into
+        the cluster), by `verify_with`."""
         if self.cfg.verify_with == "jaccard":
-            return lambda doc, others: np.array([_jaccard(sets[doc], sets[o]) for o in others.tolist()], np.float64)
+            return lambda doc, others: kernels.pair_jaccard(
+                *sets, *sets, np.full(len(others), lo + doc, dtype=np.int64), lo + np.asarray(others, dtype=np.int64)
+            )
+        sketches = sketches[lo:hi]
         if self.cfg.method == "minhash":
             signatures = np.frombuffer(b"".join(sketches), dtype=np.uint32).reshape(len(sketches), -1)
             return functools.partial(estimated_jaccard, signatures)
@@ -847,22 +851,13 @@ def _best_label(labels: pa.Table) -> pa.Table:
     return labels.take(pa.array(_run_starts(labels, ["key"])[:-1])).cast(LABELS)
 
 
-def _jaccard(a: np.ndarray, b: np.ndarray) -> float:
-    """Exact Jaccard of two sorted unique shingle-hash arrays (as `ShingleSets.overlap` counts it)."""
-    shared = np.intersect1d(a, b, assume_unique=True).size
-    union = a.size + b.size - shared
-    return shared / union if union else 0.0
-
-
-def _numpy_lists(column: pa.ChunkedArray) -> list[np.ndarray]:
-    """A list<uint64> column as one numpy array per row (empty where null)."""
+def _csr_lists(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
+    """A list<uint64> column as its values and row offsets (a null row is empty), for `kernels.pair_jaccard`."""
     array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
     if not len(array):
-        return []
-    values = array.flatten().to_numpy(zero_copy_only=False)
-    offsets = array.offsets.to_numpy()
-    base = offsets[0]
-    return [values[offsets[i] - base : offsets[i + 1] - base] for i in range(len(array))]
+        return np.zeros(0, dtype=np.uint64), np.zeros(1, dtype=np.int64)
+    offsets = array.offsets.to_numpy().astype(np.int64)
+    return array.flatten().to_numpy(zero_copy_only=False), offsets - offsets[0]
 
 
 def _check_unique(ids: pa.ChunkedArray) -> None:

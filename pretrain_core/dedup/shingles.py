@@ -56,11 +56,9 @@ class ShingleSets:
 
     def jaccard(self, doc: int, others: np.ndarray) -> np.ndarray:
         """Exact Jaccard similarity of one document's shingle set with each of ``others``."""
-        out = np.empty(len(others), dtype=np.float64)
-        for k, other in enumerate(others.tolist()):
-            shared, union = self.overlap(doc, other)
-            out[k] = shared / union if union else 0.0
-        return out
+        rows = np.asarray(others, dtype=np.int64)
+        mine = np.full(rows.size, doc, dtype=np.int64)
+        return kernels.pair_jaccard(self.hashes, self.offsets, self.hashes, self.offsets, mine, rows)
 
     def reduce_per_doc(
         self, columns_of: Callable[[np.ndarray, np.ndarray], np.ndarray], ufunc: np.ufunc, initial: np.ndarray

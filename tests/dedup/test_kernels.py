@@ -1,6 +1,6 @@
 """The compiled kernels (`pretrain_core/dedup/kernels.py`) give exactly what the plain implementations they replaced
 give (tests/dedup/kernel_oracle.py): normalised text (from Python strings and from Arrow's UTF-8), shingle sets with
-counts, MinHash signatures, UTF-8."""
+counts, MinHash signatures, UTF-8, and the exact Jaccard of pairs of sets."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pretrain_core.dedup import kernels
 from pretrain_core.dedup.minhash import minhash_signatures
 from pretrain_core.dedup.normalize import CodePoints, Ignorable, normalize_arrow, normalize_texts
 from pretrain_core.dedup.shingles import char_shingled, shingle_sets
@@ -171,3 +172,35 @@ def test_arrow_text_that_is_not_utf8_is_a_decoding_error_not_a_read_past_the_tex
     array = pa.Array.from_buffers(pa.string(), 2, [None, pa.py_buffer(offsets.tobytes()), pa.py_buffer(data)])
     with pytest.raises(UnicodeDecodeError):
         normalize_arrow(array)
+
+
+def _plain_jaccard(a: np.ndarray, b: np.ndarray) -> float:
+    """The definition the pair kernel replaced: `np.intersect1d` of the two sets."""
+    shared = np.intersect1d(a, b, assume_unique=True).size
+    union = a.size + b.size - shared
+    return shared / union if union else 0.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sets(st.integers(0, 40), max_size=30), min_size=1, max_size=8), st.data())
+def test_pair_jaccard_is_the_intersection_over_the_union(sets: list[set[int]], data: st.DataObject) -> None:
+    """Small hash values overlap often; empty sets are among them (both empty: 0)."""
+    arrays = [np.array(sorted(s), dtype=np.uint64) for s in sets]
+    offsets = np.concatenate([[0], np.cumsum([a.size for a in arrays])]).astype(np.int64)
+    hashes = np.concatenate(arrays) if arrays else np.zeros(0, dtype=np.uint64)
+    pairs = data.draw(st.lists(st.tuples(st.integers(0, len(sets) - 1), st.integers(0, len(sets) - 1)), max_size=20))
+    left = np.array([i for i, _ in pairs], dtype=np.int64)
+    right = np.array([j for _, j in pairs], dtype=np.int64)
+    ours = kernels.pair_jaccard(hashes, offsets, hashes, offsets, left, right)
+    assert ours.tolist() == [_plain_jaccard(arrays[i], arrays[j]) for i, j in pairs]
+
+
+def test_pair_jaccard_on_real_shingle_sets_with_the_high_bit_set(licence: Callable[[str], str]) -> None:
+    texts = normalize_texts([licence(name) for name in ("GPL-3", "GPL-2", "LGPL-2.1", "LGPL-3")]).texts()
+    sets = shingle_sets(CodePoints.of(texts), "word", 5, 5, 0.3)
+    assert (sets.hashes >= np.uint64(1 << 63)).any()  # unsigned order, not signed, is what the walk needs
+    rows = np.arange(len(texts), dtype=np.int64)
+    left, right = np.repeat(rows, len(texts)), np.tile(rows, len(texts))
+    ours = kernels.pair_jaccard(sets.hashes, sets.offsets, sets.hashes, sets.offsets, left, right)
+    expected = [_plain_jaccard(sets.of(i), sets.of(j)) for i, j in zip(left.tolist(), right.tolist(), strict=True)]
+    assert ours.tolist() == expected and 0 < min(expected) < max(expected) == 1.0
