@@ -592,9 +592,8 @@ class PartitionedReduce:
         self._send("pairs", job.index, pairs, part_of(pairs.column("a_key").to_pylist(), self.parts))
         return {"bucket_pairs": pairs.num_rows}
 
-    def _texts_by_key(self, part: int, columns: list[str]) -> tuple[dict[bytes, int], pa.Table]:
-        texts = storage.read_parquet(self._url("texts", part), columns=["key", *columns])
-        return {key: row for row, key in enumerate(texts.column("key").to_pylist())}, texts
+    def _read_texts(self, part: int, columns: list[str]) -> pa.Table:
+        return storage.read_parquet(self._url("texts", part), columns=["key", *columns])
 
     def _verify_left(self, job: ReduceJob) -> dict[str, Any]:
         """Each unique pair goes to its right text's part, and each left text's sketch once to every part its
@@ -602,26 +601,21 @@ class PartitionedReduce:
         pairs = _unique_pairs(self._read_parts("pairs", job.index, PAIRS))
         destination = part_of(pairs.column("b_key").to_pylist(), self.parts)
         self._send("half", job.index, pairs, destination)
-        where, texts = self._texts_by_key(job.index, ["sketch", "shingles"])
-        sent = sorted(
-            {
-                (where[key], part)
-                for key, part in zip(pairs.column("a_key").to_pylist(), destination.tolist(), strict=True)
-            }
-        )
-        rows = pa.array([row for row, _ in sent], pa.int64())
+        texts = self._read_texts(job.index, ["sketch", "shingles"])
+        # Each (left text, destination part) once, ordered by text row then part.
+        sent = np.unique(_rows_of(pairs.column("a_key"), texts.column("key")) * self.parts + destination)
+        rows = pa.array(sent // self.parts, pa.int64())
         lefts = pa.table([texts.column(c).take(rows) for c in ("key", "sketch", "shingles")], schema=LEFTS)
-        self._send("lefts", job.index, lefts, np.array([part for _, part in sent], dtype=np.int64))
+        self._send("lefts", job.index, lefts, sent % self.parts)
         return {"candidate_pairs": pairs.num_rows}
 
     def _verify_right(self, job: ReduceJob) -> dict[str, Any]:
         pairs = self._read_parts("half", job.index, PAIRS)
         if self.cfg.verify_candidates and pairs.num_rows:
             lefts = self._read_parts("lefts", job.index, LEFTS)
-            left_row = {key: row for row, key in enumerate(lefts.column("key").to_pylist())}
-            where, texts = self._texts_by_key(job.index, ["sketch", "shingles"])
-            a = np.array([left_row[k] for k in pairs.column("a_key").to_pylist()], dtype=np.int64)
-            b = np.array([where[k] for k in pairs.column("b_key").to_pylist()], dtype=np.int64)
+            texts = self._read_texts(job.index, ["sketch", "shingles"])
+            a = _rows_of(pairs.column("a_key"), lefts.column("key"))
+            b = _rows_of(pairs.column("b_key"), texts.column("key"))
             similarity = self._pair_similarity(lefts, a, texts, b)
             pairs = pairs.filter(pa.array(similarity >= self.cfg.similarity_threshold))
         forward = pairs.rename_columns(EDGES.names)
@@ -663,8 +657,7 @@ class PartitionedReduce:
         number = int(job.round.split("_")[1])
         labels = self._labels(number, job.index)
         edges = self._read_parts("edges", job.index, EDGES)
-        where = {key: row for row, key in enumerate(labels.column("key").to_pylist())}
-        rows = pa.array([where[k] for k in edges.column("src_key").to_pylist()], pa.int64())
+        rows = pa.array(_rows_of(edges.column("src_key"), labels.column("key")), pa.int64())
         messages = pa.table(
             [edges.column("dst_key"), *(labels.column(c).take(rows) for c in LABELS.names[1:])], schema=MESSAGES
         )
@@ -688,8 +681,8 @@ class PartitionedReduce:
 
     def _gather(self, job: ReduceJob) -> dict[str, Any]:
         labels = self._final_labels(job.index)
-        where, texts = self._texts_by_key(job.index, ["neg_length", "best_id", "docs", "sketch", "shingles"])
-        rows = pa.array([where[k] for k in labels.column("key").to_pylist()], pa.int64())
+        texts = self._read_texts(job.index, ["neg_length", "best_id", "docs", "sketch", "shingles"])
+        rows = pa.array(_rows_of(labels.column("key"), texts.column("key")), pa.int64())
         members = pa.table(
             [labels.column("label_key"), labels.column("key")]
             + [texts.column(c).take(rows) for c in ("neg_length", "best_id", "docs", "sketch", "shingles")],
@@ -752,7 +745,8 @@ class PartitionedReduce:
     def _assemble(self, job: ReduceJob) -> dict[str, Any]:
         part = job.index
         docs = storage.read_parquet(self._url("docs", part)).cast(DOCS)
-        where, texts = self._texts_by_key(part, ["best_id", "docs", "neg_length"])
+        texts = self._read_texts(part, ["best_id", "docs", "neg_length"])
+        where = {key: row for row, key in enumerate(texts.column("key").to_pylist())}
         roots = self._read_parts("roots", part, ROOTS) if self.cfg.method != "none" else ROOTS.empty_table()
         root_of = {k: r for r, k in enumerate(roots.column("key").to_pylist())}
         best_ids, text_docs = texts.column("best_id").to_pylist(), texts.column("docs").to_pylist()
@@ -849,6 +843,16 @@ def _best_label(labels: pa.Table) -> pa.Table:
     )
     labels = labels.take(order)
     return labels.take(pa.array(_run_starts(labels, ["key"])[:-1])).cast(LABELS)
+
+
+def _rows_of(keys: pa.ChunkedArray, among: pa.ChunkedArray) -> np.ndarray:
+    """The row of each key in `among`, where every key occurs exactly once (a text's key in its part's tables)."""
+    if pc.count_distinct(among).as_py() != len(among):
+        raise ValueError("dedup: a key occurs twice in one part's table")
+    rows = pc.index_in(keys, value_set=among)
+    if rows.null_count:
+        raise KeyError(f"dedup: {rows.null_count} key(s) missing from the part they were sent to")
+    return np.asarray(rows.to_numpy(zero_copy_only=False), dtype=np.int64)
 
 
 def _csr_lists(column: pa.ChunkedArray) -> tuple[np.ndarray, np.ndarray]:
