@@ -289,6 +289,18 @@ def _read_artifact(url: str, version: str, columns: tuple[str, ...] | None) -> p
     return read_parquet(url, list(columns) if columns else None).combine_chunks()
 
 
+def read_json_artifact(url: str) -> Any:
+    """A fitted JSON artifact (the mixture's plan) read once per process and file version, as `read_artifact` reads
+    Parquet ones; shared between callers, so never modified."""
+    fs, path = filesystem(url)
+    return _read_json_artifact(url, fs.ukey(path))
+
+
+@functools.lru_cache(maxsize=4)
+def _read_json_artifact(url: str, version: str) -> Any:
+    return read_json(url)
+
+
 def sha256(url: str) -> str:
     """Hex digest of a file's bytes, read in chunks; of a directory, of its files' relative names and digests."""
     fs, path = filesystem(url)

@@ -104,6 +104,15 @@ def test_an_artifact_is_read_once_per_process_until_it_is_rewritten(tmp_path: Pa
     assert storage.read_artifact(url, ("id",)).num_rows == 3
 
 
+def test_a_json_artifact_is_read_once_per_process_until_it_is_rewritten(tmp_path: Path) -> None:
+    url = str(tmp_path / "plan.json")
+    storage.write_json(url, {"counts": {"a": 1}})
+    first = storage.read_json_artifact(url)
+    assert storage.read_json_artifact(url) is first and first == {"counts": {"a": 1}}
+    storage.write_json(url, {"counts": {"a": 1, "b": 2}})  # refitted
+    assert storage.read_json_artifact(url) == {"counts": {"a": 1, "b": 2}}
+
+
 @pytest.mark.parametrize("scheme", ["file", "s3"])
 def test_parts_file_reads_each_part_alone(tmp_path: Path, scheme: str, request: pytest.FixtureRequest) -> None:
     """A shuffle file: row group i is part i, empty parts included, each read back by itself (on S3 too)."""

@@ -387,7 +387,7 @@ def _shard_counts(url: str, tokenizer: spm.SentencePieceProcessor, num_threads: 
 def token_ids_of(artifacts: Mapping[str, str], inputs: Iterable[str] | None = None) -> pa.Table:
     """(id, token_ids) of the documents of the given input shards (or all), as the fit's map encoded them; null
     ids where the counts were written before the map kept them (a fit resumed across that change)."""
-    counts = storage.read_json(artifacts["mixture_plan"])["counts"]
+    counts = storage.read_json_artifact(artifacts["mixture_plan"])["counts"]
     urls = list(counts.values()) if inputs is None else [counts[shard_name(url)] for url in inputs]
     tables = []
     for url in urls:
@@ -446,7 +446,7 @@ def plan_mixture(
 def plan_rows(artifacts: Mapping[str, str], inputs: Iterable[str] | None = None) -> pa.Table:
     """Each document's row under the plan (id, domain, n_tokens, split, repeats), for the given input shards or
     all of them, by id: what a per-document view needs (analysis, tests); the stage reads one shard's at a time."""
-    data = storage.read_json(artifacts["mixture_plan"])
+    data = storage.read_json_artifact(artifacts["mixture_plan"])
     plan, counts = MixturePlan.from_json(data), data["counts"]
     urls = list(counts.values()) if inputs is None else [counts[shard_name(url)] for url in inputs]
     tables = [storage.read_parquet(url, columns=COUNT_COLUMNS) for url in urls]

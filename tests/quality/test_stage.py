@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import pytest
 
 from pretrain_core import schema, storage
@@ -139,6 +140,19 @@ def test_shards_take_the_fits_sample_scores_with_the_same_bits(
     assert sample.take("prose.en", ids, texts)[0].all()
     assert not sample.take("prose.en", ids, [text + " edited" for text in texts])[0].any()  # only with its text
     assert not sample.take("prose.zh", ids, texts)[0].any()  # only under the model that scored it
+    # The shards read the kept scores rather than scoring again: shifted scores shift every perplexity.
+    kept_table = storage.read_parquet(artifacts[SCORED_SAMPLE])
+    shifted_url = str(Path(artifacts[SCORED_SAMPLE]).with_name("shifted_sample.parquet"))
+    lexical = kept_table.schema.get_field_index("lexical")
+    storage.write_parquet(
+        shifted_url, kept_table.set_column(lexical, "lexical", pc.add(kept_table.column("lexical"), 1.0))
+    )
+    shifted = QualityStage(CFG, artifacts | {SCORED_SAMPLE: shifted_url})
+    table = storage.read_parquet(shards[0])
+    assert (
+        shifted.process(table).kept.column("perplexity").to_pylist()
+        != kept_scores.process(table).kept.column("perplexity").to_pylist()
+    )
 
 
 def test_fit_is_byte_for_byte_deterministic(fitted: tuple[list[str], dict[str, str]], tmp_path: Path) -> None:
