@@ -26,6 +26,7 @@ from __future__ import annotations
 import functools
 import re
 import string
+import threading
 from dataclasses import dataclass
 
 import numpy as np
@@ -202,14 +203,12 @@ def detect_language(text: str, cfg: LangIdConfig) -> LangGuess:
 
 def profile_language(sample: str, script: str, prior: dict[str, float]) -> LangGuess:
     """The most probable language of ``script``'s languages for ``sample``, scored on all its n-grams."""
-    profiles = _profiles()
     if script != "latin":  # English terms in Russian or Arabic text say nothing about which of their languages
         sample = _ASCII_LETTERS.sub(" ", sample)
-    rows = profiles.ngram_rows(sample)
-    if not rows:
+    log_likelihood, ngrams = _script_scores(script).log_likelihood(*_profiles().words(sample))
+    if not ngrams:
         return LangGuess(UNDETERMINED, 0.0)
     languages = SHARED_SCRIPT_LANGUAGES[script]
-    log_likelihood = _script_log_probs(script)[rows].sum(axis=0, dtype=np.float64)
     floor = min(prior.values(), default=1.0)
     log_prior = np.log([prior.get(lang, floor) for lang in languages])
     scores = _EVIDENCE_WEIGHT * log_likelihood + log_prior
@@ -270,20 +269,13 @@ class _Profiles:
     columns: dict[str, int]
     log_probs: np.ndarray  # float32, (n-grams, languages)
 
-    def ngram_rows(self, text: str) -> list[int]:
-        """Rows of the 1- to 3-grams of ``text`` that the profiles know, by langdetect's rules (its character
-        normalisation, word boundaries, and no n-grams inside all-capital words), in the order its `NGram` makes
-        them, so scores sum the same floats. langdetect's n-grams never span a space, so each word's are worked
-        out once (`_word_rows`): running text repeats its words."""
+    def words(self, text: str) -> tuple[list[str], str]:
+        """The words of ``text`` by langdetect's rules (its character normalisation; URLs and e-mail addresses
+        out): those a space follows, and the text's last word when none does ('' otherwise). langdetect's n-grams
+        never span a space, so a text's n-grams are its words' (`_word_rows`) in turn."""
         text = NGram.normalize_vi(_EMAIL.sub(" ", _URL.sub(" ", text))).translate(_NORMALIZED)
         words = text.split(" ")
-        found: list[int] = []
-        last = len(words) - 1
-        for index, word in enumerate(words):
-            if word:
-                spaced = index < last
-                found += _short_word_rows(word, spaced) if len(word) <= _CACHED_WORD_CHARS else _word_rows(word, spaced)
-        return found
+        return list(filter(None, words[:-1])), words[-1]
 
 
 class _Normalization(dict[int, str]):
@@ -299,14 +291,66 @@ class _Normalization(dict[int, str]):
 _NORMALIZED = _Normalization()
 
 
-# Words up to this long have their rows cached (a bounded cache: at most ~130k entries of a few dozen rows); longer
-# runs without a space (identifiers, blobs) are rare, rarely repeat, and would make entries large.
+# Words up to this long have their sums kept (`_ScriptScores`); longer runs without a space (identifiers, blobs)
+# are rare and rarely repeat.
 _CACHED_WORD_CHARS = 24
+_CACHED_WORDS = 1 << 16  # per script: 16 MB of sums for the Latin script's 31 languages
 
 
-@functools.lru_cache(maxsize=1 << 17)
-def _short_word_rows(word: str, spaced: bool) -> tuple[int, ...]:
-    return _word_rows(word, spaced)
+class _ScriptScores:
+    """Per normalised word, the sum of log P(n-gram | language) over its n-grams for one script's languages,
+    worked out on first sight and kept (the first `_CACHED_WORDS` words; then the table starts afresh): running
+    text repeats its words, so a text's sum gathers a row per word instead of one per n-gram.
+
+    The order of the additions does not change a bit of the result: every profile value is a float32 of magnitude
+    at least 1.14 (a multiple of 2**-23; `test_langid` checks the bound) and a text's sum stays far below 2**30, so
+    every partial sum is exact in float64. Shard tasks in threads share the table, so a call holds its lock."""
+
+    def __init__(self, log_probs: np.ndarray) -> None:
+        self._lock = threading.Lock()
+        self._log_probs = log_probs
+        self._rows: tuple[dict[str, int], dict[str, int]] = ({}, {})  # unspaced, spaced
+        self._sums = np.zeros((_CACHED_WORDS, log_probs.shape[1]))
+        self._ngrams = np.zeros(_CACHED_WORDS, dtype=np.int64)
+        self._filled = 0
+
+    def log_likelihood(self, spaced: list[str], last: str) -> tuple[np.ndarray, int]:
+        """The summed log probabilities of the n-grams of the words (`_Profiles.words`) per language, and how many
+        n-grams the profiles know."""
+        with self._lock:
+            return self._log_likelihood(spaced, last)
+
+    def _log_likelihood(self, spaced: list[str], last: str) -> tuple[np.ndarray, int]:
+        if len(spaced) + 1 > _CACHED_WORDS:
+            return self._sum_rows([*(r for word in spaced for r in _word_rows(word, True)), *_word_rows(last, False)])
+        if self._filled + len(spaced) + 1 > _CACHED_WORDS:
+            self._rows, self._filled = ({}, {}), 0
+        rows = self._known_rows(spaced, last)
+        uncached: list[int] = []
+        if None in rows:  # words seen for the first time (or too long to keep)
+            for word, is_spaced in [(word, True) for word in spaced] + ([(last, False)] if last else []):
+                if word in self._rows[is_spaced]:
+                    continue
+                if len(word) > _CACHED_WORD_CHARS:
+                    uncached += _word_rows(word, is_spaced)
+                    continue
+                self._rows[is_spaced][word] = self._filled
+                self._sums[self._filled], self._ngrams[self._filled] = self._sum_rows(_word_rows(word, is_spaced))
+                self._filled += 1
+            rows = [row for row in self._known_rows(spaced, last) if row is not None]
+        cached = np.array(rows, dtype=np.int64)
+        total, ngrams = self._sum_rows(uncached)
+        return total + self._sums[cached].sum(axis=0), ngrams + int(self._ngrams[cached].sum())
+
+    def _known_rows(self, spaced: list[str], last: str) -> list[int | None]:
+        """The table's row of each word (None: not kept), looked up without a Python loop."""
+        rows: list[int | None] = list(map(self._rows[True].get, spaced))
+        if last:
+            rows.append(self._rows[False].get(last))
+        return rows
+
+    def _sum_rows(self, rows: list[int] | tuple[int, ...]) -> tuple[np.ndarray, int]:
+        return self._log_probs[list(rows)].sum(axis=0, dtype=np.float64), len(rows)
 
 
 def _word_rows(word: str, spaced: bool) -> tuple[int, ...]:
@@ -344,9 +388,9 @@ def _profiles() -> _Profiles:
 
 
 @functools.cache
-def _script_log_probs(script: str) -> np.ndarray:
-    """The profile columns of ``script``'s languages (`SHARED_SCRIPT_LANGUAGES` order), contiguous: a document's
-    rows are gathered from these alone, not from every language's."""
+def _script_scores(script: str) -> _ScriptScores:
+    """This process's word sums for ``script``'s languages (`SHARED_SCRIPT_LANGUAGES` order), over a contiguous
+    copy of their profile columns."""
     profiles = _profiles()
     columns = [profiles.columns[lang] for lang in SHARED_SCRIPT_LANGUAGES[script]]
-    return np.ascontiguousarray(profiles.log_probs[:, columns])
+    return _ScriptScores(np.ascontiguousarray(profiles.log_probs[:, columns]))

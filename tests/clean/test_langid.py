@@ -140,7 +140,7 @@ def test_ngram_rows_are_langdetects_in_its_order(udhr: dict[str, str], cjk_text:
     Romanian letters."""
     import random
 
-    from pretrain_core.clean.langid import _profiles
+    from pretrain_core.clean.langid import _profiles, _word_rows
 
     rng = random.Random(0)
     alphabet = "aB É\u3042\u30a2\u4e00 .,\nZZ-\u0219\u1ea1"
@@ -148,4 +148,73 @@ def test_ngram_rows_are_langdetects_in_its_order(udhr: dict[str, str], cjk_text:
     samples += ["", " ", "NATO and the USA.  x", "a", "a ", " a", "İstanbul"]
     samples += ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 40))) for _ in range(300)]
     for text in samples:
-        assert _profiles().ngram_rows(text) == _rows_as_langdetect_makes_them(text), repr(text[:60])
+        spaced, last = _profiles().words(text)
+        rows = [row for word in spaced for row in _word_rows(word, True)] + list(_word_rows(last, False))
+        assert rows == _rows_as_langdetect_makes_them(text), repr(text[:60])
+
+
+def test_sums_of_word_sums_are_exact() -> None:
+    """The premise that lets a text's score add up its words' sums in any order: every profile value is a float32
+    whose magnitude is at least 1, so all are multiples of 2**-23 and no float64 partial sum of a text rounds."""
+    import numpy as np
+
+    from pretrain_core.clean.langid import _profiles
+
+    values = np.abs(_profiles().log_probs)
+    assert values.dtype == np.float32
+    assert values.min() >= 1.0
+    assert values.max() * 3 * 10**6 < 2.0**30  # three n-grams per character of a sample of a million characters
+
+
+def test_word_sums_score_as_every_ngram_does(udhr: dict[str, str]) -> None:
+    """The kept word sums give bit for bit the sum over every n-gram, for texts seen for the first time, again, and
+    after the table started afresh."""
+    import numpy as np
+
+    from pretrain_core.clean import langid
+
+    scores = langid._ScriptScores(langid._script_scores("latin")._log_probs)
+    columns = [langid._profiles().columns[lang] for lang in langid.SHARED_SCRIPT_LANGUAGES["latin"]]
+    log_probs = langid._profiles().log_probs[:, columns]
+    long_word = "Donaudampfschifffahrtsgesellschaftskapitän"
+    texts = [udhr[lang] for lang in ("en", "de", "fr", "es")] + [f"{long_word} words {long_word} words", "", "a "]
+    for _ in range(2):
+        for text in texts:
+            spaced, last = langid._profiles().words(text)
+            rows = [row for word in spaced for row in langid._word_rows(word, True)]
+            rows += langid._word_rows(last, False)
+            total, ngrams = scores.log_likelihood(spaced, last)
+            assert ngrams == len(rows)
+            assert np.array_equal(total, log_probs[rows].astype(np.float64).sum(axis=0))
+        scores._filled = langid._CACHED_WORDS - 5  # the next text does not fit: the table starts afresh
+
+
+def test_shard_tasks_in_threads_get_the_answers_of_one_thread(licence: Callable[[str], str]) -> None:
+    """Threads share the word table (the stage's default runs shards in threads): answers must not depend on how
+    their calls interleave, even while the table fills and starts afresh."""
+    import sys
+    from concurrent.futures import ThreadPoolExecutor
+
+    from pretrain_core.clean import langid
+
+    texts = [
+        text[start : start + 700]
+        for name in ("GPL-3", "Apache-2.0", "Artistic", "MPL-2.0")
+        for text in [licence(name)]
+        for start in range(0, len(text) - 700, 350)
+    ]
+    langid._script_scores.cache_clear()
+    expected = [detect_language(text, CFG) for text in texts]
+    interval = sys.getswitchinterval()
+    try:
+        sys.setswitchinterval(1e-6)  # switch threads as often as the interpreter can
+        for cached_words in (langid._CACHED_WORDS, 300, langid._CACHED_WORDS, 300):  # 300: it fills again and again
+            langid._script_scores.cache_clear()
+            with pytest.MonkeyPatch.context() as patch:
+                patch.setattr(langid, "_CACHED_WORDS", cached_words)
+                with ThreadPoolExecutor(4) as pool:
+                    answers = list(pool.map(lambda text: detect_language(text, CFG), texts))
+            assert answers == expected
+    finally:
+        sys.setswitchinterval(interval)
+        langid._script_scores.cache_clear()
