@@ -110,7 +110,9 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+\.\w+")
 _DIGIT_LINE = re.compile(r"^[\d\s.,:;%+\-/()|]+$")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ENCODED_TOKEN = re.compile(r"[A-Za-z0-9+/=]{40,}")
-_HEX_LITERAL = re.compile(r"\b0[xX][0-9a-fA-F]+\b")
+# "\b0" written with the 0 first (the lookbehind is "\b" before a word character), so the engine jumps from 0 to 0.
+_HEX_LITERAL = re.compile(r"0(?<!\w0)[xX][0-9a-fA-F]+\b")
+_DIGIT = re.compile(r"[0-9]")
 FUNCTION_WORDS_PER_LANGUAGE = 50
 _SCRIPT_SAMPLE_CHARS = 2000
 _COMMENT_START = ("#", "//", "/*", "*", "--", '"""', "'''", "<!--", ";")
@@ -201,6 +203,10 @@ class CodeView:
     @cached_property
     def identifiers(self) -> list[str]:
         return _IDENTIFIER.findall(self.text)
+
+    @cached_property
+    def identifier_lengths(self) -> np.ndarray:
+        return np.fromiter(map(len, self.identifiers), dtype=np.int64, count=len(self.identifiers))
 
 
 def _share(part: float, whole: float) -> float:
@@ -322,13 +328,17 @@ CODE_SIGNALS: tuple[Signal, ...] = (
     Signal("comment_line_share", _comment_line_share, "lines that start a comment"),
     Signal(
         "mean_identifier_length",
-        lambda d: float(np.mean([len(i) for i in d.identifiers])) if d.identifiers else 0.0,
+        lambda d: float(np.mean(d.identifier_lengths)) if d.identifiers else 0.0,
         "characters per identifier",
     ),
-    Signal("short_identifier_share", lambda d: _share(sum(len(i) <= 2 for i in d.identifiers), len(d.identifiers)), ""),
+    Signal(
+        "short_identifier_share",
+        lambda d: _share(int(np.count_nonzero(d.identifier_lengths <= 2)), len(d.identifiers)),
+        "",
+    ),
     Signal(
         "digit_identifier_share",
-        lambda d: _share(sum(any(c.isdigit() for c in i) for i in d.identifiers), len(d.identifiers)),
+        lambda d: _share(sum(map(bool, map(_DIGIT.search, d.identifiers))), len(d.identifiers)),
         "identifiers holding digits",
     ),
     Signal("unique_identifier_share", lambda d: _share(len(set(d.identifiers)), len(d.identifiers)), "distinct names"),

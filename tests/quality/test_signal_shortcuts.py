@@ -46,10 +46,15 @@ def plain_prose(text: str, lang: str) -> dict[str, float]:
 
 
 def plain_code(text: str) -> dict[str, float]:
+    identifiers = signals._IDENTIFIER.findall(text)
     return {
         "alnum_share": _share(sum(map(str.isalnum, text)), len(text)),
         "space_share": _share(sum(map(str.isspace, text)), len(text)),
         "digit_char_share": _share(sum(map(str.isdigit, text)), len(text)),
+        "mean_identifier_length": sum(map(len, identifiers)) / len(identifiers) if identifiers else 0.0,
+        "short_identifier_share": _share(sum(len(i) <= 2 for i in identifiers), len(identifiers)),
+        "digit_identifier_share": _share(sum(any(c.isdigit() for c in i) for i in identifiers), len(identifiers)),
+        "hex_literal_share": _share(len(re.findall(r"\b0[xX][0-9a-fA-F]+\b", text)), len(identifiers) + 1),
     }
 
 
@@ -62,7 +67,7 @@ def _check_prose(text: str, lang: str) -> None:
 def _check_code(text: str) -> None:
     ours = dict(zip(CODE_SIGNAL_NAMES, code_signals(text).tolist(), strict=True))
     for name, value in plain_code(text).items():
-        assert ours[name] == value, (name, text[:80])
+        assert math.isclose(ours[name], value, rel_tol=1e-12), (name, text[:80])
 
 
 def test_every_labelled_item_gets_the_plain_values() -> None:
@@ -79,6 +84,15 @@ def test_every_labelled_item_gets_the_plain_values() -> None:
 @given(st.text(max_size=120), st.sampled_from(["en", "de", "ru", "zh", "xx"]))
 def test_any_text_gets_the_plain_values(text: str, lang: str) -> None:
     _check_prose(text, lang)
+    _check_code(text)
+
+
+_CODE_PIECES = st.sampled_from(["0x1F", "0X", "a0x2", "_0xff", "x9", "é0x3", "0xg", " ", "\n", "(", "12", "ab_3"])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_CODE_PIECES, st.text(alphabet="0xXaF9_ é.", max_size=6)), max_size=16).map("".join))
+def test_code_with_hex_literals_and_numbered_names_gets_the_plain_values(text: str) -> None:
     _check_code(text)
 
 
