@@ -14,8 +14,8 @@ from functools import cached_property
 
 import numpy as np
 
-from pretrain_core.clean import ngram_kernel
 from pretrain_core.clean.config import ProseThresholds
+from pretrain_core.clean.ngram_kernel import RepeatFigures
 from pretrain_core.clean.token_kernel import LETTER_TOKEN, UNSEGMENTED_CHAR
 from pretrain_core.clean.words import Tokens, is_word, scan_tokens, split_tokens
 
@@ -66,6 +66,11 @@ class ProseDoc:
     @cached_property
     def word_lengths(self) -> np.ndarray:
         return self.word_tokens.lengths()
+
+    @cached_property
+    def repeats(self) -> RepeatFigures:
+        """The repeated-n-gram figures, shared by every n the rules and signals ask for."""
+        return RepeatFigures(self.word_ids, self.word_lengths)
 
     @cached_property
     def lines(self) -> list[str]:
@@ -248,9 +253,9 @@ def duplicate_shares(
 
 def top_ngram_chars(doc: ProseDoc, n: int) -> int:
     """Characters of the words of the most frequent word n-gram times its count, when it occurs more than once."""
-    return int(ngram_kernel.top_ngram_chars(doc.word_ids, doc.word_lengths, n))
+    return doc.repeats.at(n)[0]
 
 
 def repeated_ngram_chars(doc: ProseDoc, n: int) -> int:
     """Characters of the words covered by any n-gram occurrence that is not the n-gram's first."""
-    return int(ngram_kernel.repeated_ngram_chars(doc.word_ids, doc.word_lengths, n))
+    return doc.repeats.at(n)[1]

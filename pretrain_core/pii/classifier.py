@@ -33,6 +33,7 @@ from pretrain_core.pii.name_lists import chinese_surnames, japanese_names
 from pretrain_core.pii.spans import Span
 from pretrain_core.pii.tokens import Featurizer, lexical, token_texts
 from pretrain_core.quality.reference import shipped_records
+from pretrain_core.unicode_table import SPACE, char_flags, code_points
 
 LABELS = ("O", "person", "address")
 # Trained classes: the first token of a name or address is told apart from the rest, which separates "the
@@ -398,14 +399,12 @@ def decode_spans(tagged: TaggedText, threshold: float, lone_words: Collection[st
 
 
 def _token_starts(text: str, tokens: list[str]) -> list[int]:
-    """Offsets of the tokens, found in order in the text (only whitespace lies between tokens)."""
-    starts = []
-    position = 0
-    find = text.find
-    for token in tokens:
-        position = find(token, position)
-        starts.append(position)
-        position += len(token)
+    """Offsets of the leading tokens of the text. Tokens are the text's non-whitespace characters cut into pieces
+    in order (`tokens.token_texts`: its last alternative takes any character the others leave), so a token starts
+    at the non-whitespace character that follows all characters of the tokens before it."""
+    solid = np.flatnonzero((char_flags()[code_points(text)] & SPACE) == 0)
+    lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
+    starts: list[int] = solid[np.cumsum(lengths) - lengths].tolist()
     return starts
 
 

@@ -14,6 +14,7 @@ This keeps Python work to one dictionary lookup per token, which makes the tagge
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from collections import Counter
 from collections.abc import Sequence
@@ -186,7 +187,7 @@ class Featurizer:
         """Register unseen token types; return the table of all types' ids (row 0: the boundary padding)."""
         if len(self._type_ids) >= _CACHE_LIMIT:
             self._reset_types()
-        new = {token for tokens in token_lists for token in tokens}.difference(self._type_ids)
+        new = set(itertools.chain.from_iterable(token_lists)).difference(self._type_ids)
         for token in sorted(new):
             lex = lexical(token)
             self._type_ids[token] = len(self._types)

@@ -1,4 +1,4 @@
-"""The compiled repeated-n-gram figures (`clean/ngram_kernel.py`) equal the numpy definitions they replaced, on
+"""The compiled repeated-n-gram figures (`clean/ngram_kernel.py`) equal the numpy definitions over all positions, on
 real prose and on random word sequences full of repeats and ties."""
 
 from __future__ import annotations
@@ -53,10 +53,12 @@ def numpy_repeated(word_ids: np.ndarray, word_lengths: np.ndarray, n: int) -> in
 
 
 def _same(word_ids: np.ndarray, word_lengths: np.ndarray) -> None:
-    for n in (1, 2, 3, 4, 5, 8, 10):
-        assert ngram_kernel.top_ngram_chars(word_ids, word_lengths, n) == numpy_top(word_ids, word_lengths, n)
-        repeated = ngram_kernel.repeated_ngram_chars(word_ids, word_lengths, n)
-        assert repeated == numpy_repeated(word_ids, word_lengths, n)
+    """Asked in the order the rules ask (top 2-4, then repeated 5-10), and then for the rest, all from one object."""
+    figures = ngram_kernel.RepeatFigures(word_ids, word_lengths)
+    for n in (2, 3, 4, 5, 6, 7, 8, 9, 10, 1, 12, 20):
+        top, repeated = figures.at(n)
+        assert top == numpy_top(word_ids, word_lengths, n), n
+        assert repeated == numpy_repeated(word_ids, word_lengths, n), n
 
 
 def test_real_prose(licence: Callable[[str], str], udhr: dict[str, str]) -> None:

@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import pickle
+from pathlib import Path
 
 import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from pretrain_core.pii.tokens import FEATURE_KINDS, Featurizer, gazetteer_entries, lexical, token_texts, tokenize
 
@@ -64,3 +67,28 @@ def test_listed_cjk_names_mark_where_they_start_and_continue() -> None:
     assert by_token["佐"] == 1 and by_token["藤"] == 2  # family name: first, then further character
     assert by_token["花"] == 4 and by_token["子"] == 8  # given name
     assert by_token["欧"] == 1 and by_token["娜"] == 0
+
+
+_ODD_PIECES = ["\u3000", "\xa0", "\u2028", "_", "O'Neil", "x-y", "王伟", "テスト", "\U0001f600", "é", "\t", "-", "’"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.one_of(st.sampled_from(_ODD_PIECES), st.text(max_size=6)), max_size=14).map("".join))
+def test_token_offsets_from_the_non_space_characters_are_the_regex_offsets(text: str) -> None:
+    """The tagger reads offsets off the non-whitespace characters (`classifier._token_starts`), which holds only if
+    tokens cover exactly those characters in order: checked against the regex's own offsets."""
+    from pretrain_core.pii.classifier import _token_starts
+
+    tokens = tokenize(text)
+    assert _token_starts(text, [t.text for t in tokens]) == [t.start for t in tokens]
+    assert _token_starts(text, [t.text for t in tokens][:2]) == [t.start for t in tokens][:2]
+
+
+def test_token_offsets_of_every_labelled_text() -> None:
+    from pretrain_core.pii.classifier import _token_starts
+    from pretrain_eval.stage_quality.pii import load_items
+
+    labelled = Path(__file__).resolve().parents[2] / "data" / "labelled" / "pii"
+    for item in load_items(str(labelled)) + load_items(str(labelled / "names")):
+        tokens = tokenize(item.text)
+        assert _token_starts(item.text, [t.text for t in tokens]) == [t.start for t in tokens], item.id
