@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import math
 import re
-import string
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,10 +24,10 @@ import numpy as np
 from pretrain_core.clean import mojibake, prose_rules
 from pretrain_core.clean.langid import script_counts
 from pretrain_core.clean.token_kernel import LETTER_TOKEN
+from pretrain_core.quality import folded_words
 from pretrain_core.quality.reference import shipped_records
 from pretrain_core.unicode_table import FlagCounts, flag_counts
 
-_PUNCTUATION = string.punctuation + "“”‘’«»„"
 _TERMINAL = tuple(".!?:;\"'»”)。！？：；」』）")
 _BULLETS = tuple("•‣⁃◦●▪■□·*-–−")
 # The words of Cicero's passage that lorem-ipsum generators draw from (the 40 most used).
@@ -145,7 +144,7 @@ def function_words() -> dict[str, frozenset[str]]:
 
 
 def _folded(word: str) -> str:
-    return word.lower().strip(_PUNCTUATION)
+    return word.lower().strip(folded_words.PUNCTUATION)
 
 
 @dataclass
@@ -163,20 +162,30 @@ class ProseView(prose_rules.ProseDoc):
         return self.flags.alpha
 
     @cached_property
-    def folded_distinct_words(self) -> list[str]:
-        """The distinct words lower-cased, edge punctuation stripped: what the word lists (function words, lorem)
-        hold; each is folded once, however often it occurs."""
-        return [_folded(word) for word in self.distinct_words]
+    def folded_digests(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """Per word, digests of its lower-case and its folded form (`folded_words`); None where the words must be
+        folded one by one."""
+        return folded_words.folded_digests(self.text, self.word_tokens.starts, self.word_tokens.stops)
 
     @cached_property
-    def occurrences(self) -> np.ndarray:
-        """How often each distinct word occurs."""
-        return np.bincount(self.word_ids.astype(np.int64), minlength=len(self.distinct_words))
+    def folded_distinct_words(self) -> list[str]:
+        """The distinct words folded one by one (lower-cased, edge punctuation stripped), for texts whose
+        digests cannot be read off the lower-cased text."""
+        return [_folded(word) for word in self.distinct_words]
+
+    def distinct_lowered_words(self) -> int:
+        """How many distinct words there are once lower-cased."""
+        if self.folded_digests is not None:
+            return int(np.unique(self.folded_digests[0]).size)
+        return len({word.lower() for word in self.distinct_words})
 
     def listed_word_share(self, listed: frozenset[str]) -> float:
         """The share of words whose folded form is in ``listed``."""
-        hits = np.fromiter((word in listed for word in self.folded_distinct_words), dtype=bool)
-        return _share(int(self.occurrences[hits].sum()), self.word_count)
+        if self.folded_digests is not None:
+            return _share(folded_words.count_listed(self.folded_digests[1], listed), self.word_count)
+        occurrences = np.bincount(self.word_ids.astype(np.int64), minlength=len(self.distinct_words))
+        listed_rows = np.fromiter((word in listed for word in self.folded_distinct_words), dtype=bool)
+        return _share(int(occurrences[listed_rows].sum()), self.word_count)
 
 
 def _function_word_share(doc: ProseView) -> float:
@@ -267,7 +276,7 @@ PROSE_SIGNALS: tuple[Signal, ...] = (
     ),
     Signal(
         "unique_word_share",
-        lambda d: _share(len({w.lower() for w in d.distinct_words}), d.word_count),
+        lambda d: _share(d.distinct_lowered_words(), d.word_count),
         "distinct words",
     ),
     Signal(

@@ -1,6 +1,7 @@
-"""The signals' shortcuts (one compiled pass for character counts, scans skipped when a text cannot match) give
-exactly what the plain definitions give, on every item of the labelled quality set (mojibake, boilerplate, link
-spam, code in three languages, prose in seven) and on random text."""
+"""The signals' shortcuts (one compiled pass for character counts, scans skipped when a text cannot match, words
+matched by digests of the lower-cased text) give exactly what the plain definitions give, on every item of the
+labelled quality set (mojibake, boilerplate, link spam, code in three languages, prose in seven) and on random
+text."""
 
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ def plain_prose(text: str, lang: str) -> dict[str, float]:
         "boilerplate_line_share": _share(sum(bool(signals._BOILERPLATE.search(x)) for x in doc.lines), len(doc.lines)),
         "url_token_share": _share(links, len(doc.tokens)),
         "lorem_word_share": _share(sum(w in signals.LOREM_WORDS for w in folded), len(doc.words)),
+        "unique_word_share": _share(len({w.lower() for w in doc.words}), len(doc.words)),
         "function_word_share": math.nan if words is None else _share(sum(w in words for w in folded), len(doc.words)),
     }
 
@@ -109,7 +111,9 @@ def test_lower_casing_matches_as_ignorecase_does_but_for_the_four_twins() -> Non
 
 
 _TWINNED_MARKERS = ["PR\u0130VACY POL\u0130CY", "java\u017fcript", "coo\u212aie", "Terms Of Use"]
-_MARKED_PIECES = st.sampled_from([*signals._BOILERPLATE_MARKERS, *_TWINNED_MARKERS, "ΟΔΟΣ", "«Wort»", " ", "\n"])
+_MARKED_PIECES = st.sampled_from(
+    [*signals._BOILERPLATE_MARKERS, *_TWINNED_MARKERS, "ΟΔΟΣ", "«Wort»", " ", "\n", "Lorem", "IPSUM,", "“the”", "ΣΑ"]
+)
 
 
 @settings(max_examples=300, deadline=None)

@@ -1,0 +1,85 @@
+"""Case-folded words of a document as 64-bit digests, for the signals that count distinct words and listed words
+(function words, lorem ipsum) without a Python string per word.
+
+A word's folded form is `word.lower().strip(PUNCTUATION)`. Lower-casing the whole text once gives every word's
+lower-case form at the word's own offsets whenever no character lower-cases to more than one ("İ") and the text
+holds no capital sigma (the only character `str.lower` treats by its neighbours, which may lie across a word's
+edge); otherwise `folded_digests` answers None and the caller folds word by word. Digests are FNV-1a over code
+points, as the token scan's word hashes are; two different words share one with probability 2**-64.
+"""
+
+from __future__ import annotations
+
+import functools
+import string
+
+import numba
+import numpy as np
+
+from pretrain_core.unicode_table import code_points
+
+PUNCTUATION = string.punctuation + "“”‘’«»„"
+_CAPITAL_SIGMA = "\u03a3"
+_SEED = np.uint64(0xCBF29CE484222325)
+_PRIME = np.uint64(0x100000001B3)
+
+
+@numba.njit(inline="always")
+def _digest(points, start, stop):
+    value = _SEED
+    for i in range(start, stop):
+        value = (value ^ np.uint64(points[i])) * _PRIME
+    return value
+
+
+@numba.njit(cache=True, nogil=True)
+def _word_digests(points, starts, stops, edge):
+    """Per word, the digest of its characters and of them without leading and trailing `edge` characters."""
+    whole = np.empty(starts.size, dtype=np.uint64)
+    stripped = np.empty(starts.size, dtype=np.uint64)
+    for word in range(starts.size):
+        start, stop = starts[word], stops[word]
+        whole[word] = _digest(points, start, stop)
+        while start < stop and edge[points[start]]:
+            start += 1
+        while stop > start and edge[points[stop - 1]]:
+            stop -= 1
+        stripped[word] = _digest(points, start, stop)
+    return whole, stripped
+
+
+@numba.njit(cache=True, nogil=True)
+def _string_digest(points):
+    return _digest(points, 0, points.size)
+
+
+@functools.cache
+def _edge_table() -> np.ndarray:
+    table = np.zeros(0x110000, dtype=np.bool_)
+    table[[ord(char) for char in PUNCTUATION]] = True
+    return table
+
+
+def folded_digests(text: str, starts: np.ndarray, stops: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+    """Digests of the words at (starts, stops) lower-cased, and lower-cased with edge punctuation stripped (the
+    folded form); None where lower-casing the whole text would not give each word's own lower-case form."""
+    lowered = text.lower()
+    if len(lowered) != len(text) or _CAPITAL_SIGMA in text:
+        return None
+    whole, stripped = _word_digests(code_points(lowered), starts, stops, _edge_table())
+    return whole, stripped
+
+
+@functools.cache
+def _listed_digests(words: frozenset[str]) -> np.ndarray:
+    """The sorted digests of a word list's words as written (they are folded forms already)."""
+    return np.unique(np.array([_string_digest(code_points(word)) for word in words], dtype=np.uint64))
+
+
+def count_listed(digests: np.ndarray, words: frozenset[str]) -> int:
+    """How many of the digests are those of a listed word."""
+    listed = _listed_digests(words)
+    if not listed.size:
+        return 0
+    found = listed[np.minimum(np.searchsorted(listed, digests), listed.size - 1)]
+    return int(np.count_nonzero(found == digests))
