@@ -17,6 +17,8 @@ from dataclasses import dataclass
 import numpy as np
 import pyarrow as pa
 
+from pretrain_core.quality.scoring import Components
+
 SCHEMA = pa.schema(
     [
         ("model", pa.string()),
@@ -24,6 +26,7 @@ SCHEMA = pa.schema(
         ("text_digest", pa.uint64()),
         ("lexical", pa.float64()),
         ("skeleton", pa.float64()),
+        ("kept_share", pa.float64()),
     ]
 )
 
@@ -33,17 +36,14 @@ def text_digest(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
 
 
-def sample_table(
-    model: str, ids: Sequence[str], texts: Sequence[str], lexical: np.ndarray, skeleton: np.ndarray
-) -> pa.Table:
-    """One model's scored sample (its documents' log10 lexical and skeleton perplexities), in `SCHEMA`."""
+def sample_table(model: str, ids: Sequence[str], texts: Sequence[str], components: Components) -> pa.Table:
+    """One model's scored sample (its documents' components), in `SCHEMA`."""
     return pa.table(
         {
             "model": pa.array([model] * len(ids), pa.string()),
             "id": pa.array(list(ids), pa.string()),
             "text_digest": pa.array([text_digest(text) for text in texts], pa.uint64()),
-            "lexical": pa.array(lexical, pa.float64()),
-            "skeleton": pa.array(skeleton, pa.float64()),
+            **{name: pa.array(values, pa.float64()) for name, values in components._asdict().items()},
         },
         schema=SCHEMA,
     )
@@ -51,27 +51,31 @@ def sample_table(
 
 @dataclass(frozen=True)
 class SampleScores:
-    """Per model, id -> (text digest, log10 lexical perplexity, log10 skeleton perplexity)."""
+    """Per model, id -> (text digest, its `Components` values)."""
 
-    by_model: dict[str, dict[str, tuple[int, float, float]]]
+    by_model: dict[str, dict[str, tuple[int, float, float, float]]]
 
     @classmethod
     def from_table(cls, table: pa.Table) -> SampleScores:
-        by_model: dict[str, dict[str, tuple[int, float, float]]] = {}
+        """The table's scores; none from a table of an older schema (a fit made before the kept-word share was
+        kept), whose documents are then scored in their shards."""
+        by_model: dict[str, dict[str, tuple[int, float, float, float]]] = {}
+        if table.schema.names != SCHEMA.names:
+            return cls(by_model)
         columns = (table.column(name).to_pylist() for name in SCHEMA.names)
-        for model, doc_id, digest, lexical, skeleton in zip(*columns, strict=True):
-            by_model.setdefault(model, {})[doc_id] = (digest, lexical, skeleton)
+        for model, doc_id, digest, lexical, skeleton, kept_share in zip(*columns, strict=True):
+            by_model.setdefault(model, {})[doc_id] = (digest, lexical, skeleton, kept_share)
         return cls(by_model)
 
-    def take(self, model: str, ids: Sequence[str], texts: Sequence[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """Which documents have scores here (bool per document) and their lexical and skeleton scores (NaN where
-        none)."""
+    def take(self, model: str, ids: Sequence[str], texts: Sequence[str]) -> tuple[np.ndarray, Components]:
+        """Which documents have scores here (bool per document) and their components (NaN where none)."""
         known = self.by_model.get(model, {})
         found = np.zeros(len(ids), dtype=bool)
-        lexical, skeleton = np.full(len(ids), np.nan), np.full(len(ids), np.nan)
+        values = Components(*(np.full(len(ids), np.nan) for _ in Components._fields))
         for row, doc_id in enumerate(ids):
             entry = known.get(doc_id)
             if entry is not None and entry[0] == text_digest(texts[row]):
                 found[row] = True
-                lexical[row], skeleton[row] = entry[1], entry[2]
-        return found, lexical, skeleton
+                for column, value in zip(values, entry[1:], strict=True):
+                    column[row] = value
+        return found, values

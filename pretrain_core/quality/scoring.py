@@ -4,11 +4,13 @@ tokeniser call and one vectorised n-gram pass; there is no per-token Python.
 
 A model with a skeleton (see skeleton.py) scores each document twice, by its lexical tokens and by its word
 skeleton, and reports the weighted geometric mean of the two perplexities: the lexical one says how familiar the
-text is, the skeleton one whether its words are in an order the reference's syntax allows."""
+text is, the skeleton one whether its words are in an order the reference's syntax allows. The skeleton's ids
+also say how much of a document its kept words are (`Components.kept_share`), a signal of its own."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -23,6 +25,18 @@ def split_lines(text: str) -> list[str]:
     """The lines a document is scored by: blank lines carry no evidence and are skipped; an empty document is
     scored as one empty line (just `</s>`), so every document has a finite perplexity."""
     return [line for line in text.splitlines() if line.strip()] or [""]
+
+
+class Components(NamedTuple):
+    """Per document: log10 perplexity under the lexical and the skeleton model, and the share of its skeleton tokens
+    that are kept words (both NaN for a model without a skeleton)."""
+
+    lexical: np.ndarray
+    skeleton: np.ndarray
+    kept_share: np.ndarray
+
+    def combined(self, model: Skeleton | None) -> np.ndarray:
+        return combine(self.lexical, self.skeleton, model)
 
 
 @dataclass(frozen=True)
@@ -44,16 +58,17 @@ class ReferenceModel:
 
     def perplexities(self, texts: list[str], batch_chars: int = 4_000_000) -> np.ndarray:
         """Perplexity of each text, as float32: the precision it is stored and compared against cut-offs in."""
-        return combine(*self.components(texts, batch_chars), self.skeleton)
+        return self.components(texts, batch_chars).combined(self.skeleton)
 
-    def components(self, texts: list[str], batch_chars: int = 4_000_000) -> tuple[np.ndarray, np.ndarray]:
-        """log10 perplexity of each text under the lexical and the skeleton model (NaN without a skeleton)."""
-        lexical, skeleton = np.empty(len(texts)), np.full(len(texts), np.nan)
+    def components(self, texts: list[str], batch_chars: int = 4_000_000) -> Components:
+        """log10 perplexity of each text under the lexical and the skeleton model, and its kept-word share."""
+        lexical = np.empty(len(texts))
+        skeleton, kept_share = np.full(len(texts), np.nan), np.full(len(texts), np.nan)
         for start, stop in char_batches(texts, batch_chars):
-            lexical[start:stop], skeleton[start:stop] = self._score_batch(texts[start:stop])
-        return lexical, skeleton
+            lexical[start:stop], skeleton[start:stop], kept_share[start:stop] = self._score_batch(texts[start:stop])
+        return Components(lexical, skeleton, kept_share)
 
-    def _score_batch(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    def _score_batch(self, texts: list[str]) -> Components:
         lines: list[str] = []
         doc_of_line: list[int] = []
         for doc, text in enumerate(texts):
@@ -61,11 +76,14 @@ class ReferenceModel:
             lines += doc_lines
             doc_of_line += [doc] * len(doc_lines)
         docs = np.asarray(doc_of_line, dtype=np.int64)
-        lexical = -_mean_log10_prob(self.tokenizer, self.lm, lines, docs, len(texts))
-        skeleton = np.full(len(texts), np.nan)
+        lexical = -_mean_log10_prob(self.tokenizer, self.lm, *self.tokenizer.encode(lines), docs, len(texts))
+        skeleton, kept_share = np.full(len(texts), np.nan), np.full(len(texts), np.nan)
         if self.skeleton is not None:
-            skeleton = -_mean_log10_prob(self.skeleton.tokenizer, self.skeleton.lm, lines, docs, len(texts))
-        return lexical, skeleton
+            ids, lengths = self.skeleton.tokenizer.encode(lines)
+            skeleton = -_mean_log10_prob(self.skeleton.tokenizer, self.skeleton.lm, ids, lengths, docs, len(texts))
+            # blank lines hold no tokens and every line break is whitespace: these are the document's own tokens
+            kept_share = self.skeleton.tokenizer.kept_shares(ids, np.repeat(docs, lengths), len(texts))
+        return Components(lexical, skeleton, kept_share)
 
 
 def combine(lexical: np.ndarray, skeleton: np.ndarray, model: Skeleton | None) -> np.ndarray:
@@ -78,10 +96,10 @@ def combine(lexical: np.ndarray, skeleton: np.ndarray, model: Skeleton | None) -
 
 
 def _mean_log10_prob(
-    tokenizer: Tokenizer, lm: NgramLM, lines: list[str], doc_of_line: np.ndarray, docs: int
+    tokenizer: Tokenizer, lm: NgramLM, ids: np.ndarray, lengths: np.ndarray, doc_of_line: np.ndarray, docs: int
 ) -> np.ndarray:
-    """Mean log10 probability per predicted token (every token and each line's `</s>`) of each document."""
-    ids, lengths = tokenizer.encode(lines)
+    """Mean log10 probability per predicted token (every token and each line's `</s>`) of each document, from its
+    lines' ids."""
     sentences = pad_sentences(ids, lengths, lm.order, tokenizer.bos, tokenizer.eos)
     log10_p = lm.log10_probs(sentences)
     doc_of_target = doc_of_line[sentences.sentence]
@@ -100,15 +118,16 @@ class FoldedModel:
     seed: int
 
     def perplexities(self, doc_ids: list[str], texts: list[str], batch_chars: int) -> np.ndarray:
-        return combine(*self.components(doc_ids, texts, batch_chars), self.parts[0].skeleton)
+        return self.components(doc_ids, texts, batch_chars).combined(self.parts[0].skeleton)
 
-    def components(self, doc_ids: list[str], texts: list[str], batch_chars: int) -> tuple[np.ndarray, np.ndarray]:
-        """log10 lexical and skeleton perplexity of each text, each scored by the part that never saw it."""
+    def components(self, doc_ids: list[str], texts: list[str], batch_chars: int) -> Components:
+        """Each text's components (`ReferenceModel.components`), each scored by the part that never saw it."""
         if len(self.parts) == 1:
             return self.parts[0].components(texts, batch_chars)
         folds = np.array([fold_of(self.seed, doc_id) for doc_id in doc_ids], dtype=np.int64)
-        lexical, skeleton = np.empty(len(texts)), np.empty(len(texts))
+        out = Components(np.empty(len(texts)), np.empty(len(texts)), np.empty(len(texts)))
         for fold, model in enumerate(self.parts):
             rows = np.flatnonzero(folds == fold)
-            lexical[rows], skeleton[rows] = model.components([texts[r] for r in rows], batch_chars)
-        return lexical, skeleton
+            for mine, theirs in zip(out, model.components([texts[r] for r in rows], batch_chars), strict=True):
+                mine[rows] = theirs
+        return out

@@ -23,7 +23,6 @@ from functools import cache
 
 import numpy as np
 
-from pretrain_core.batches import char_batches
 from pretrain_core.quality.lookup import KeyTable
 from pretrain_core.quality.tokenizers import BOS, EOS, TokenizerKind
 
@@ -38,7 +37,6 @@ _FIRST_SHAPE = np.array(
 )
 _PRIME = np.uint64(0x100000001B3)
 _MIX = np.uint64(0x9E3779B97F4A7C15)
-_KEPT_SHARE_BATCH_CHARS = 1 << 20  # characters tokenised at once by `kept_shares` (about 60 bytes of arrays each)
 
 
 @cache
@@ -174,22 +172,15 @@ class SkeletonTokenizer:
         ids = np.where(words.spaced, ids, ids + self._glued)
         return ids.astype(np.int64), np.bincount(words.line_of, minlength=len(lines)).astype(np.int64)
 
-    def kept_shares(self, texts: list[str]) -> np.ndarray:
-        """Share of each text's tokens that are kept words: the reference's commonest words, which real prose of
-        its languages is full of; where they are few, the skeleton is mostly shapes and its perplexity says little.
-
-        Texts are tokenised together in batches, joined by line breaks: a line break ends a token as the start of a
-        text does, so each text gets the tokens it would get alone."""
-        out = np.zeros(len(texts))
-        for first, last in char_batches(texts, _KEPT_SHARE_BATCH_CHARS):
-            batch = texts[first:last]
-            words = _Words("\n".join(batch))
-            starts = np.cumsum([0] + [len(text) + 1 for text in batch[:-1]])
-            text_of = np.searchsorted(starts, words.starts, side="right") - 1
-            tokens = np.bincount(text_of, minlength=len(batch))
-            kept = np.bincount(text_of, weights=self._table.find(words.hashes) >= 0, minlength=len(batch))
-            out[first:last] = np.divide(kept, tokens, out=np.zeros(len(batch)), where=tokens > 0)
-        return out
+    def kept_shares(self, ids: np.ndarray, doc_of_id: np.ndarray, docs: int) -> np.ndarray:
+        """Share of each document's tokens that are kept words (from its `encode` ids and the document of each
+        id): the reference's commonest words, which real prose of its languages is full of; where they are few,
+        the skeleton is mostly shapes and its perplexity says little."""
+        base = np.where(ids >= self._glued, ids - self._glued, ids)
+        kept = (base >= 3) & (base < 3 + len(self.words))
+        tokens = np.bincount(doc_of_id, minlength=docs)
+        kept_tokens = np.bincount(doc_of_id, weights=kept, minlength=docs)
+        return np.divide(kept_tokens, tokens, out=np.zeros(docs), where=tokens > 0)
 
     def to_bytes(self) -> bytes:
         return json.dumps({"format": FORMAT, "words": self.words}, ensure_ascii=False).encode()

@@ -42,7 +42,7 @@ from pretrain_core.quality.reference import ReferenceRecord, train_lm, train_ske
 from pretrain_core.quality.sample_scores import SampleScores
 from pretrain_core.quality.sampling import fold_of
 from pretrain_core.quality.score import combined_scores, perplexity_positions, score_buckets
-from pretrain_core.quality.scoring import FoldedModel, ReferenceModel, Skeleton, combine
+from pretrain_core.quality.scoring import Components, FoldedModel, ReferenceModel, Skeleton
 from pretrain_core.quality.signals import (
     CODE_SIGNAL_NAMES,
     PERPLEXITY_SIGNAL_NAMES,
@@ -173,8 +173,8 @@ def _reference_levels(
                 half_skeleton = Skeleton(skeleton_tokenizer, half_lm, 0.0)
             parts.append(ReferenceModel(tokenizer, train_lm(texts, tokenizer, cfg.order), half_skeleton))
         halves = FoldedModel(tuple(parts), cfg.seed)
-    lexical, skeleton = halves.components([r.key for r in records], [r.text for r in records], cfg.batch_chars)
-    return {"lexical": _level(lexical), "skeleton": _level(skeleton)}
+    scored = halves.components([r.key for r in records], [r.text for r in records], cfg.batch_chars)
+    return {"lexical": _level(scored.lexical), "skeleton": _level(scored.skeleton)}
 
 
 def _level(values: np.ndarray) -> list[float]:
@@ -244,15 +244,15 @@ def _measure_cutoffs(
     for (group, key), docs in corpus.cutoff.items():
         ids, texts = [doc_id for doc_id, _ in docs], [text for _, text in docs]
         group_components = models[group].components(ids, texts, cfg.batch_chars)
-        under_group = combine(*group_components, models[group].parts[0].skeleton)
+        under_group = group_components.combined(models[group].parts[0].skeleton)
         values, weights = pooled[group]
         values.append(under_group)
         weights.append(np.full(len(docs), corpus.population[(group, key)] / len(docs)))
         model = routes.get(group, {}).get(key, group)
         own_components = group_components if model == group else models[model].components(ids, texts, cfg.batch_chars)
-        scored.append(sample_scores.sample_table(model, ids, texts, *own_components))
+        scored.append(sample_scores.sample_table(model, ids, texts, own_components))
         if _own_cutoffs(corpus, group, key, cfg):
-            under_own = combine(*own_components, models[model].parts[0].skeleton)
+            under_own = own_components.combined(models[model].parts[0].skeleton)
             cutoffs[model][key] = percentile_cutoffs(under_own, cfg.bucket_percentiles)
     for group, (values, weights) in pooled.items():
         cutoffs[group][GLOBAL] = percentile_cutoffs(
@@ -330,17 +330,18 @@ class QualityStage:
             self._sample_scores = SampleScores.from_table(table)
         return self._sample_scores
 
-    def _components(self, model_name: str, ids: list[str], texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """log10 lexical and skeleton perplexities of the documents under the model: the fit's where it scored
-        them for the cut-offs, computed for the rest."""
-        found, lexical, skeleton = self.fit_scores.take(model_name, ids, texts)
+    def _components(self, model_name: str, ids: list[str], texts: list[str]) -> Components:
+        """The documents' components under the model: the fit's where it scored them for the cut-offs, computed
+        for the rest."""
+        found, components = self.fit_scores.take(model_name, ids, texts)
         rest = np.flatnonzero(~found).tolist()
         if rest:
             scored = self.model(model_name).components(
                 [ids[r] for r in rest], [texts[r] for r in rest], self.cfg.batch_chars
             )
-            lexical[rest], skeleton[rest] = scored
-        return lexical, skeleton
+            for column, values in zip(components, scored, strict=True):
+                column[rest] = values
+        return components
 
     def process(self, table: pa.Table) -> ShardOutput:
         ids, texts = table.column("id").to_pylist(), table.column("text").to_pylist()
@@ -361,11 +362,9 @@ class QualityStage:
         distance = np.full((len(texts), len(PERPLEXITY_SIGNAL_NAMES)), np.nan)
         for model_name, rows in sorted(by_model.items()):
             model = self.model(model_name)
-            lexical, skeleton = self._components(model_name, [ids[r] for r in rows], [texts[r] for r in rows])
-            perplexity[rows] = combine(lexical, skeleton, model.parts[0].skeleton)
-            distance[rows] = _distances(lexical, skeleton, self.index.models[model_name])
-            if model.parts[0].skeleton is not None:
-                distance[rows, 2] = model.parts[0].skeleton.tokenizer.kept_shares([texts[r] for r in rows])
+            scored = self._components(model_name, [ids[r] for r in rows], [texts[r] for r in rows])
+            perplexity[rows] = scored.combined(model.parts[0].skeleton)
+            distance[rows] = _distances(scored, self.index.models[model_name])
             for key in sorted({keys[r] for r in rows}):
                 in_key = [r for r in rows if keys[r] == key]
                 position[in_key] = perplexity_positions(perplexity[in_key], *self.index.thresholds(model_name, key))
@@ -407,14 +406,15 @@ def _rows_by(groups: list[str]) -> dict[str, list[int]]:
     return dict(rows)
 
 
-def _distances(lexical: np.ndarray, skeleton: np.ndarray, info: dict[str, Any]) -> np.ndarray:
+def _distances(scored: Components, info: dict[str, Any]) -> np.ndarray:
     """The perplexity signals: each log10 perplexity's distance from the model's reference level (see
-    `_reference_levels`), in robust standard deviations (NaN for a model without a skeleton), and a column for
-    the skeleton's kept-word share, filled by the caller."""
+    `_reference_levels`), in robust standard deviations, and the skeleton's kept-word share (NaN for a model
+    without a skeleton)."""
     (lex_median, lex_scale), (skel_median, skel_scale) = info["levels"]["lexical"], info["levels"]["skeleton"]
-    unset = np.full(len(lexical), np.nan)
-    distances = np.stack([(lexical - lex_median) / lex_scale, (skeleton - skel_median) / skel_scale], axis=1)
-    return np.concatenate([np.maximum(distances, MOST_FAMILIAR), unset[:, None]], axis=1)
+    distances = np.stack(
+        [(scored.lexical - lex_median) / lex_scale, (scored.skeleton - skel_median) / skel_scale], axis=1
+    )
+    return np.concatenate([np.maximum(distances, MOST_FAMILIAR), scored.kept_share[:, None]], axis=1)
 
 
 def document_signals(

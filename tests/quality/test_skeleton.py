@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pretrain_core.quality.ngram import NgramLM, pad_sentences
-from pretrain_core.quality.scoring import ReferenceModel
+from pretrain_core.quality.scoring import ReferenceModel, Skeleton
 from pretrain_core.quality.skeleton import SHAPES, SkeletonTokenizer, _Words
 from pretrain_core.quality.tokenizers import BOS, EOS
 
@@ -142,16 +142,25 @@ def _kept_share_alone(tokenizer: SkeletonTokenizer, text: str) -> float:
     return float(np.mean(tokenizer._table.find(hashes) >= 0)) if len(hashes) else 0.0
 
 
-def test_kept_shares_of_texts_tokenised_together_equal_each_alone(
-    english: list[str], python_files: list[str], tokenizer: SkeletonTokenizer
+def _with_skeleton(model: ReferenceModel, tokenizer: SkeletonTokenizer) -> ReferenceModel:
+    return ReferenceModel(model.tokenizer, model.lm, Skeleton(tokenizer, model.lm, 1.0))
+
+
+def test_kept_shares_of_scored_batches_equal_each_text_alone(
+    english: list[str], python_files: list[str], tokenizer: SkeletonTokenizer, model: ReferenceModel
 ) -> None:
+    """The share comes from the ids the skeleton model scores (a batch's non-blank lines), yet is what the text
+    tokenised alone gives: blank lines hold no tokens and every line break is whitespace."""
     texts = [*english[1:400:3], *python_files[:20], "", "\n\n", "  x", "Ünïcödé\n\tend", "a\ud800b 42x", "中文，日本語"]
-    shares = tokenizer.kept_shares(texts).tolist()
+    texts += ["line\u2028sep\x1cfile\x85next\r\nend\x0b.\x0c"]  # line boundaries of str.splitlines
+    shares = _with_skeleton(model, tokenizer).components(texts, batch_chars=3000).kept_share.tolist()
     assert shares == [_kept_share_alone(tokenizer, text) for text in texts]
     assert 0.2 < float(np.mean(shares[:100])) < 0.9  # English prose is full of the kept words
+    assert np.isnan(model.components(texts[:3]).kept_share).all()  # no skeleton, no share
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.lists(st.text(st.sampled_from("ab Ab1.\n\t-_中あ\u0301ÉX"), max_size=30), max_size=8))
-def test_kept_shares_on_any_text(tokenizer: SkeletonTokenizer, texts: list[str]) -> None:
-    assert tokenizer.kept_shares(texts).tolist() == [_kept_share_alone(tokenizer, text) for text in texts]
+@given(st.lists(st.text(st.sampled_from("ab Ab1.\n\t-_中あ\u0301ÉX\u2028\r"), max_size=30), max_size=8))
+def test_kept_shares_on_any_text(tokenizer: SkeletonTokenizer, model: ReferenceModel, texts: list[str]) -> None:
+    shares = _with_skeleton(model, tokenizer).components(texts).kept_share.tolist()
+    assert shares == [_kept_share_alone(tokenizer, text) for text in texts]

@@ -153,6 +153,21 @@ def test_shards_take_the_fits_sample_scores_with_the_same_bits(
         shifted.process(table).kept.column("perplexity").to_pylist()
         != kept_scores.process(table).kept.column("perplexity").to_pylist()
     )
+    # The kept-word shares travel with the scores (a signal column of their own).
+    share = kept_table.schema.get_field_index("kept_share")
+    halved_url = str(Path(artifacts[SCORED_SAMPLE]).with_name("halved_sample.parquet"))
+    storage.write_parquet(
+        halved_url, kept_table.set_column(share, "kept_share", pc.multiply(kept_table.column("kept_share"), 0.5))
+    )
+    halved = QualityStage(CFG, artifacts | {SCORED_SAMPLE: halved_url}).process(table).kept
+    signals = kept_scores.process(table).kept.column("quality_signals")
+    assert halved.column("quality_signals") != signals
+    # A sample written before the shares were kept is not used: its documents are scored again.
+    old_url = str(Path(artifacts[SCORED_SAMPLE]).with_name("old_sample.parquet"))
+    storage.write_parquet(old_url, kept_table.drop_columns(["kept_share"]))
+    assert not SampleScores.from_table(storage.read_parquet(old_url)).by_model
+    old = QualityStage(CFG, artifacts | {SCORED_SAMPLE: old_url})
+    assert old.process(table).kept.equals(kept_scores.process(table).kept)
 
 
 def test_fit_is_byte_for_byte_deterministic(fitted: tuple[list[str], dict[str, str]], tmp_path: Path) -> None:
