@@ -21,7 +21,8 @@ from pretrain_core.clean.words import Tokens, is_word, scan_tokens, split_tokens
 
 _BULLETS = tuple("•‣⁃◦●▪■□·*-–−")
 _ELLIPSES = ("...", "…")
-_PUNCTUATION = string.punctuation + "“”‘’«»„"
+# Stripped from a word's edges to fold it (stop words here, the quality signals' word lists).
+FOLD_PUNCTUATION = string.punctuation + "“”‘’«»„"
 
 
 @dataclass
@@ -165,7 +166,7 @@ def stop_words(doc: ProseDoc, t: ProseThresholds) -> str | None:
         return None
     found: set[str] = set()
     for word in doc.word_tokens.strings():  # one at a time: most documents have enough after a few words
-        candidate = word.lower().strip(_PUNCTUATION)
+        candidate = word.lower().strip(FOLD_PUNCTUATION)
         if candidate in doc.stop_words:
             found.add(candidate)
             if len(found) >= t.min_stop_words:

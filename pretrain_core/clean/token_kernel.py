@@ -17,8 +17,9 @@ from pretrain_core.unicode_table import DECIMAL, SPACE, WORD
 
 WORD_TOKEN, LETTER_TOKEN, UNSEGMENTED_CHAR = (np.uint8(1 << bit) for bit in range(3))
 _UNDERSCORE = np.uint32(ord("_"))
-_HASH_BASE = np.uint64(0x100000001B3)
-_HASH_SEED = np.uint64(0xCBF29CE484222325)
+# FNV-1a over code points: the word hashes here and the folded-word digests of `quality/folded_words.py`.
+HASH_PRIME = np.uint64(0x100000001B3)
+HASH_SEED = np.uint64(0xCBF29CE484222325)
 
 
 @numba.njit(inline="always")
@@ -27,14 +28,14 @@ def _emit(points, start, stop, flags, keep_without_word, starts, stops, token_fl
     returns the new token count."""
     alnum = np.uint8(0)
     letter = np.uint8(0)
-    digest = _HASH_SEED
+    digest = HASH_SEED
     for i in range(start, stop):
         point = points[i]
         char = flags[point]
         is_alnum = np.uint8((char & WORD) != 0 and point != _UNDERSCORE)
         alnum |= is_alnum
         letter |= is_alnum & np.uint8((char & DECIMAL) == 0)
-        digest = (digest ^ np.uint64(point)) * _HASH_BASE
+        digest = (digest ^ np.uint64(point)) * HASH_PRIME
     if not alnum and not keep_without_word:
         return count
     starts[count] = start

@@ -1,7 +1,7 @@
 """Case-folded words of a document as 64-bit digests, for the signals that count distinct words and listed words
 (function words, lorem ipsum) without a Python string per word.
 
-A word's folded form is `word.lower().strip(PUNCTUATION)`. Lower-casing the whole text once gives every word's
+A word's folded form is `word.lower().strip(FOLD_PUNCTUATION)`. Lower-casing the whole text once gives every word's
 lower-case form at the word's own offsets whenever no character lower-cases to more than one ("İ") and the text
 holds no capital sigma (the only character `str.lower` treats by its neighbours, which may lie across a word's
 edge); otherwise `folded_digests` answers None and the caller folds word by word. Digests are FNV-1a over code
@@ -11,24 +11,22 @@ points, as the token scan's word hashes are; two different words share one with 
 from __future__ import annotations
 
 import functools
-import string
 
 import numba
 import numpy as np
 
+from pretrain_core.clean.prose_rules import FOLD_PUNCTUATION
+from pretrain_core.clean.token_kernel import HASH_PRIME, HASH_SEED
 from pretrain_core.unicode_table import code_points
 
-PUNCTUATION = string.punctuation + "“”‘’«»„"
 _CAPITAL_SIGMA = "\u03a3"
-_SEED = np.uint64(0xCBF29CE484222325)
-_PRIME = np.uint64(0x100000001B3)
 
 
 @numba.njit(inline="always")
 def _digest(points, start, stop):
-    value = _SEED
+    value = HASH_SEED
     for i in range(start, stop):
-        value = (value ^ np.uint64(points[i])) * _PRIME
+        value = (value ^ np.uint64(points[i])) * HASH_PRIME
     return value
 
 
@@ -56,7 +54,7 @@ def _string_digest(points):
 @functools.cache
 def _edge_table() -> np.ndarray:
     table = np.zeros(0x110000, dtype=np.bool_)
-    table[[ord(char) for char in PUNCTUATION]] = True
+    table[[ord(char) for char in FOLD_PUNCTUATION]] = True
     return table
 
 

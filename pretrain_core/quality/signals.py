@@ -144,7 +144,7 @@ def function_words() -> dict[str, frozenset[str]]:
 
 
 def _folded(word: str) -> str:
-    return word.lower().strip(folded_words.PUNCTUATION)
+    return word.lower().strip(prose_rules.FOLD_PUNCTUATION)
 
 
 @dataclass
