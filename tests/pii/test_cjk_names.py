@@ -60,6 +60,10 @@ def test_common_words_before_titles_are_not_names(titled: CjkNames, text: str) -
         ("昨天，赵敏表示会议推迟。", ["赵敏"]),
         ("住所は下記の通り。\n中村 美咲\n電話：03-1234-5678", ["中村 美咲"]),  # a Japanese signature line
         ("担当者は佐藤 花子です。", ["佐藤 花子"]),
+        ("作者：鲁迅（1881－1936）", ["鲁迅"]),  # a label, the name, then an opening bracket
+        ("主讲人：张敏【线上】", ["张敏"]),
+        ("孟子曰：鱼，我所欲也。", ["孟子"]),  # classical speech: X said
+        ("问仁。颜渊对曰：请事斯语矣。", ["颜渊"]),  # X replied: the name, not 颜渊对
     ],
 )
 def test_names_next_to_other_cues_are_found(titled: CjkNames, text: str, expected: list[str]) -> None:
@@ -74,6 +78,9 @@ def test_names_next_to_other_cues_are_found(titled: CjkNames, text: str, expecte
         "本节由下面的表格审校。",  # a credit to no name
         "概要\n設定方法\nインストール",  # Japanese headings on lines of their own
         "——这是一个很长的引用句子",
+        "子曰：学而时习之。",  # "the Master": one character, a role
+        "君子曰：学不可以已。",  # "the gentleman", not a surname and a name
+        "或曰：以德报怨，何如？",
     ],
 )
 def test_cue_words_without_a_name_find_nothing(titled: CjkNames, text: str) -> None:
