@@ -35,7 +35,8 @@ _POSSESSIVE_BEFORE = re.compile(r"(?<![\w-])(?:my|his|her|our|their|your)$", re.
 # several times faster than trying a name at every capital letter.
 _CUE_AFTER_NAME = re.compile(
     r" (?:(?:the|his|her|their|whose) " + _KIN + r"|said|says|answered|replied|asked|wrote|writes|told|cried"
-    r"|called|dit|répondit|demanda|dijo|respondió|disse|zei|antwoordde)\b"
+    r"|called|commented|added|explained|noted|remarked|exclaimed|shouted|whispered|dit|répondit|demanda|dijo"
+    r"|respondió|disse|zei|antwoordde)\b"
 )
 _NAME_BEFORE = re.compile(r"(?<![\w@./'’-])" + _NAME + r",?$")
 # `(?<![\w@./-])[A-Z][^\W\d_]+(?![\w@/-])`, first character first (see pii/detectors.py)
