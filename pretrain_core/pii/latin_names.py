@@ -38,6 +38,8 @@ _CUE_AFTER_NAME = re.compile(
     r"|called|commented|added|explained|noted|remarked|exclaimed|shouted|whispered|dit|répondit|demanda|dijo"
     r"|respondió|disse|zei|antwoordde)\b"
 )
+# Speech addressed to someone: "said to Tobias", "wrote to Mirela".
+_SPEECH_TO_NAME = re.compile(r" (?:said|spoke|wrote|replied|answered|cried|called|told) to " + _NAME)
 _NAME_BEFORE = re.compile(r"(?<![\w@./'’-])" + _NAME + r",?$")
 # `(?<![\w@./-])[A-Z][^\W\d_]+(?![\w@/-])`, first character first (see pii/detectors.py)
 _CAPITALISED_WORD = re.compile(r"[A-Z](?<![\w@./-][A-Z])[^\W\d_]+(?![\w@/-])")
@@ -53,6 +55,9 @@ def cued_names(text: str, common: Collection[str]) -> list[Span]:
         before = _KIN_WORD_BEFORE if match.group(0)[1:3] in _RELATION_STARTS else _POSSESSIVE_BEFORE
         if before.search(text, max(0, match.start() - _LOOK_BACK), match.start()) is None:
             continue
+        if match.group(1).lower() not in common:
+            spans.append(Span(match.start(1), match.end(1), "person"))
+    for match in _SPEECH_TO_NAME.finditer(text):
         if match.group(1).lower() not in common:
             spans.append(Span(match.start(1), match.end(1), "person"))
     for match in _CUE_AFTER_NAME.finditer(text):

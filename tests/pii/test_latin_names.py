@@ -23,6 +23,7 @@ def persons(tagger: NameAddressTagger, text: str, lang: str | None) -> list[str]
         ("The letter was carried by the daughter of Ormund across the valley.", "Ormund"),
         ("When the council met, Tavish answered that the bridge would hold.", "Tavish"),
         ("Asked about the delay, Brannock commented that the parts had not arrived.", "Brannock"),
+        ("At the gate the keeper said to Fenwick that the road was closed.", "Fenwick"),
         ("Le registre nomme le fils de Gaspardin comme témoin.", "Gaspardin"),
     ],
 )
