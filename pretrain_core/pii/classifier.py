@@ -77,6 +77,7 @@ _CLAUSE_BREAK = re.compile(r"[，。、；：！？,;:!?“”「」]")
 _INNER_CAPITAL = re.compile(r".[a-z][A-Z]")
 _ELISION = re.compile(r"^[A-Za-z][’']")
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
+_CJK_NAME = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")  # no space, no Latin letter
 _KANA_CHAR = re.compile(r"[\u3040-\u30ff]")
 _WORD = re.compile(r"[^\W\d_]+")
 _COMMON_WORD_COUNT = 3
@@ -190,6 +191,7 @@ class NameAddressTagger:
                 spans = _with_latin_mentions(tagged.text, spans)
             if has_cjk_cue(tagged.text):
                 spans += [t for t in self.cjk_names.find(tagged.text) if not any(_overlap(t, s) for s in spans)]
+                spans = _with_cjk_mentions(tagged.text, spans)
             addresses = find_addresses(tagged.text)
             if addresses:
                 spans = [s for s in spans if not any(_overlap(s, a) for a in addresses)] + addresses
@@ -259,6 +261,23 @@ def _with_latin_mentions(text: str, spans: list[Span]) -> list[Span]:
     people = [s for s in taken if s.type == "person" and not _CJK_CHAR.search(text[s.start : s.end])]
     taken += _free(further_mentions(text, people, common), taken)
     return sorted(taken, key=lambda s: (s.start, s.end))
+
+
+def _with_cjk_mentions(text: str, spans: list[Span]) -> list[Span]:
+    """The spans, plus every further occurrence of a Chinese or Japanese name found once (two characters or more)
+    where no span lies yet: a name redacted once must not stay readable two lines on, and in text without spaces
+    between words an exact repeat of the characters is the same name."""
+    names = {
+        text[s.start : s.end]
+        for s in spans
+        if s.type == "person" and s.end - s.start >= 2 and _CJK_NAME.fullmatch(text[s.start : s.end])
+    }
+    if not names:
+        return spans
+    mentions = sorted(
+        Span(match.start(), match.end(), "person") for name in names for match in re.finditer(re.escape(name), text)
+    )
+    return sorted(spans + _free(mentions, spans), key=lambda s: (s.start, s.end))
 
 
 def _free(candidates: list[Span], taken: list[Span]) -> list[Span]:

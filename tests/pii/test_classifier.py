@@ -111,3 +111,10 @@ def test_saved_model_predicts_the_same_and_ships_to_workers(tagger: NameAddressT
 def test_foreign_bytes_are_refused() -> None:
     with pytest.raises(ValueError, match="not a PII tagger model"):
         NameAddressTagger.from_bytes(pickle.dumps({"format": 0}))
+
+
+def test_a_chinese_name_found_once_is_marked_wherever_it_recurs(tagger: NameAddressTagger) -> None:
+    """Only the first mention has a cue (a label); the later ones are the same name."""
+    text = "作者：鲁迅（1881－1936）。鲁迅的小说很有名，后来鲁迅还写了很多杂文。"
+    persons = [found for found, kind in spans_of(tagger, text) if kind == "person"]
+    assert persons == ["鲁迅", "鲁迅", "鲁迅"]
