@@ -38,8 +38,11 @@ _CUE_AFTER_NAME = re.compile(
     r"|called|commented|added|explained|noted|remarked|exclaimed|shouted|whispered|dit|répondit|demanda|dijo"
     r"|respondió|disse|zei|antwoordde)\b"
 )
-# Speech addressed to someone: "said to Tobias", "wrote to Mirela".
-_SPEECH_TO_NAME = re.compile(r" (?:said|spoke|wrote|replied|answered|cried|called|told) to " + _NAME)
+# Speech addressed to someone ("said to Tobias", "wrote to Mirela") and authorship ("a poem by Mirela").
+_SPEECH_TO_NAME = re.compile(
+    r" (?:(?:said|spoke|wrote|replied|answered|cried|called|told) to|(?:written|composed|translated|poem|song|psalm"
+    r"|letter|novel|story|essay|sermon|painting|photo|photograph) by) " + _NAME
+)
 _NAME_BEFORE = re.compile(r"(?<![\w@./'’-])" + _NAME + r",?$")
 # `(?<![\w@./-])[A-Z][^\W\d_]+(?![\w@/-])`, first character first (see pii/detectors.py)
 _CAPITALISED_WORD = re.compile(r"[A-Z](?<![\w@./-][A-Z])[^\W\d_]+(?![\w@/-])")

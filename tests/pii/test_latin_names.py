@@ -24,6 +24,7 @@ def persons(tagger: NameAddressTagger, text: str, lang: str | None) -> list[str]
         ("When the council met, Tavish answered that the bridge would hold.", "Tavish"),
         ("Asked about the delay, Brannock commented that the parts had not arrived.", "Brannock"),
         ("At the gate the keeper said to Fenwick that the road was closed.", "Fenwick"),
+        ("They sang a short song by Ysolde before the meeting.", "Ysolde"),
         ("Le registre nomme le fils de Gaspardin comme témoin.", "Gaspardin"),
     ],
 )
