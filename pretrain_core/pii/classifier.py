@@ -184,7 +184,9 @@ class NameAddressTagger:
                 for s in decode_spans(tagged, threshold, self.featurizer.known_first_names if lone else frozenset())
                 if self._named_by_family(tagged.text, s) and not _in_verse(tagged.text, s)
             ]
-            spans = _without_towns(tagged.text, _without_common_nouns(tagged.text, spans))
+            spans = _without_towns(
+                tagged.text, _without_common_nouns(tagged.text, _without_articled(tagged.text, spans))
+            )
             spans = self._without_leading_common_words(tagged.text, spans)
             spans = _without_address_lines(tagged.text, spans)
             if lone:
@@ -297,6 +299,21 @@ def _free(candidates: list[Span], taken: list[Span]) -> list[Span]:
             bisect.insort(occupied, (span.start, span.end), lo=at)
             kept.append(span)
     return kept
+
+
+_ARTICLE_BEFORE = re.compile(r"(?<![\w-])(?:the|The|THE)\s+$")
+
+
+def _without_articled(text: str, spans: list[Span]) -> list[Span]:
+    """Latin-script "names" right after "the" are titles and places ("the Sesame Street Songbook", "the Colossal
+    Cave Adventure Page"): English puts no article before a person's name."""
+    return [
+        s
+        for s in spans
+        if s.type != "person"
+        or _CJK_CHAR.search(text[s.start : s.end])
+        or not _ARTICLE_BEFORE.search(text, max(0, s.start - 8), s.start)
+    ]
 
 
 def _without_common_nouns(text: str, spans: list[Span]) -> list[Span]:

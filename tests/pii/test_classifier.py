@@ -118,3 +118,10 @@ def test_a_chinese_name_found_once_is_marked_wherever_it_recurs(tagger: NameAddr
     text = "作者：鲁迅（1881－1936）。鲁迅的小说很有名，后来鲁迅还写了很多杂文。"
     persons = [found for found, kind in spans_of(tagger, text) if kind == "person"]
     assert persons == ["鲁迅", "鲁迅", "鲁迅"]
+
+
+def test_a_title_case_phrase_after_the_article_is_no_name(tagger: NameAddressTagger) -> None:
+    """English puts no article before a person's name: "the Harvest Moon Cookbook" is a title."""
+    persons = [found for found, kind in spans_of(tagger, "The recipe was printed in the Harvest Moon Cookbook.")]
+    assert persons == []
+    assert ("Laura Whitfield", "person") in spans_of(tagger, "The grant went to Laura Whitfield last spring.")
