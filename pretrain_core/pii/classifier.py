@@ -79,6 +79,7 @@ _ELISION = re.compile(r"^[A-Za-z][’']")
 _CJK_CHAR = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]")
 _CJK_NAME = re.compile(r"[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]+")  # no space, no Latin letter
 _KANA_CHAR = re.compile(r"[\u3040-\u30ff]")
+_ARTICLE_BEFORE = re.compile(r"(?<![\w-])(?:the|The|THE)\s+$")
 _WORD = re.compile(r"[^\W\d_]+")
 _COMMON_WORD_COUNT = 3
 _SEPARATORS = " \t\n,;:-–—'"
@@ -299,9 +300,6 @@ def _free(candidates: list[Span], taken: list[Span]) -> list[Span]:
             bisect.insort(occupied, (span.start, span.end), lo=at)
             kept.append(span)
     return kept
-
-
-_ARTICLE_BEFORE = re.compile(r"(?<![\w-])(?:the|The|THE)\s+$")
 
 
 def _without_articled(text: str, spans: list[Span]) -> list[Span]:
