@@ -68,9 +68,10 @@ _ZH_AFTER = re.compile(
     f'(?:^|(?<=[\n，。；！？：、（“"\\s]))([{_HAN}]{{2,4}})'
     r"(?:说(?![明法])|表示|指出|认为|强调|介绍|提到|写道|评论道?|补充|回答|解释|建议|提议|你好|您好)"
 )
-# Classical Chinese speech: "X曰" / "X对曰" (X said, X replied), how the classics quote a person ("孟子曰").
-# Shortest run first, so "颜渊对曰" gives 颜渊, not 颜渊对.
-_ZH_SAID_CLASSICAL = re.compile(f'(?:^|(?<=[\n，。；！？：、（“"\\s]))([{_HAN}]{{2,4}}?)(?:对曰|曰)')
+# Classical Chinese speech: "X曰" / "X对曰" / "X问曰" (X said, replied, asked), and "X问：" (X asked, then the
+# question), how the classics quote a person ("孟子曰", "定公问："). Shortest run first, so "颜渊对曰" gives 颜渊,
+# not 颜渊对.
+_ZH_SAID_CLASSICAL = re.compile(f'(?:^|(?<=[\n，。；！？：、（“"\\s]))([{_HAN}]{{2,4}}?)(?:对曰|问曰|曰|问[：:])')
 # Two names joined by "and" and followed by "both" ("王伟和李娜都建议").
 _ZH_PAIR = re.compile(
     f'(?:^|(?<=[\n，。；！？：、（“"\\s]))([{_HAN}]{{2,4}})[和与及跟]([{_HAN}]{{2,4}})(?:都|均|一致|两人|二人|也都)'
@@ -243,7 +244,7 @@ class CjkNames:
             if "由" in text:
                 spans += [self._span(m, 1) for m in _ZH_CREDIT.finditer(text) if self._zh_name(m.group(1))]
             spans += [self._span(m, 1) for m in _ZH_AFTER.finditer(text) if self._zh_name(m.group(1))]
-            if "曰" in text:
+            if "曰" in text or "问" in text:
                 spans += [self._span(m, 1) for m in _ZH_SAID_CLASSICAL.finditer(text) if self._zh_name(m.group(1))]
             for match in _ZH_PAIR.finditer(text):
                 if self._zh_name(match.group(1)) and self._zh_name(match.group(2)):

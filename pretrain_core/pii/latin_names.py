@@ -30,11 +30,12 @@ _KIN_WORD_BEFORE = re.compile(
     r"|figli[oa]|moglie|marito|fratello|sorella|filh[oa]s?|irmã|irmão|zoon|dochter|vrouw|broer|zuster)$"
 )
 _POSSESSIVE_BEFORE = re.compile(r"(?<![\w-])(?:my|his|her|our|their|your)$", re.IGNORECASE)
-# Cues with the name before them: apposition ("Jedidah the daughter of", "Pekahiah his son") and speech
-# ("Naomi said"). The cue is searched for, then the word before it is read: scanning for the cue alone is
-# several times faster than trying a name at every capital letter.
+# Cues with the name before them: apposition ("Jedidah the daughter of", "Pekahiah his son", "Azariah king of
+# Judah", "Hilkiah the priest") and speech ("Naomi said"). The cue is searched for, then the words before it are
+# read: scanning for the cue alone is several times faster than trying a name at every capital letter.
 _CUE_AFTER_NAME = re.compile(
-    r" (?:(?:the|his|her|their|whose) " + _KIN + r"|said|says|answered|replied|asked|wrote|writes|told|cried"
+    r" (?:(?:the|his|her|their|whose) " + _KIN + r"|(?:king|queen|prince|princess|governor|emperor) of"
+    r"|the (?:priest|prophet|prophetess|scribe|apostle)|said|says|answered|replied|asked|wrote|writes|told|cried"
     r"|called|commented|added|explained|noted|remarked|exclaimed|shouted|whispered|dit|répondit|demanda|dijo"
     r"|respondió|disse|zei|antwoordde)\b"
 )
@@ -43,7 +44,10 @@ _SPEECH_TO_NAME = re.compile(
     r" (?:(?:said|spoke|wrote|replied|answered|cried|called|told) to|(?:written|composed|translated|poem|song|psalm"
     r"|letter|novel|story|essay|sermon|painting|photo|photograph) by) " + _NAME
 )
-_NAME_BEFORE = re.compile(r"(?<![\w@./'’-])" + _NAME + r",?$")
+# Up to three capitalised words or initials right before a cue ("Derek Bok commented", "Paul E. Gray said"); the
+# words that edited text writes in lower case are then cut from its front ("Then Naomi said").
+_NAMES_BEFORE = re.compile(r"(?<![\w@./'’-])((?:(?:[A-Z][a-zà-öø-ÿ]+|[A-Z]\.)\s+){0,2}" + _NAME + r"),?$")
+_ARTICLE_BEFORE = re.compile(r"(?<![\w-])(?:the|a|an)\s+$", re.IGNORECASE)  # "the Moabitess, the wife of"
 # `(?<![\w@./-])[A-Z][^\W\d_]+(?![\w@/-])`, first character first (see pii/detectors.py)
 _CAPITALISED_WORD = re.compile(r"[A-Z](?<![\w@./-][A-Z])[^\W\d_]+(?![\w@/-])")
 _RELATION_STARTS = frozenset({"of", "de", "di", "va", "do"})  # " of X", " de X", " des X", " del X", " van X"
@@ -64,11 +68,26 @@ def cued_names(text: str, common: Collection[str]) -> list[Span]:
         if match.group(1).lower() not in common:
             spans.append(Span(match.start(1), match.end(1), "person"))
     for match in _CUE_AFTER_NAME.finditer(text):
-        window = max(0, match.start() - _LOOK_BACK)
-        name = _NAME_BEFORE.search(text, window, match.start())
-        if name is not None and name.group(1).lower() not in common:
-            spans.append(Span(name.start(1), name.end(1), "person"))
-    return sorted(spans, key=lambda s: (s.start, s.end))
+        name = _name_before(text, match.start(), common)
+        if name is not None:
+            spans.append(name)
+    return sorted(set(spans), key=lambda s: (s.start, s.end))  # two cues can name one word
+
+
+def _name_before(text: str, cue: int, common: Collection[str]) -> Span | None:
+    """The name that ends right before a cue: its capitalised words after the last common one, the last word
+    itself not common, and no article before the name (a noun then: "the Moabitess, the wife of")."""
+    found = _NAMES_BEFORE.search(text, max(0, cue - _LOOK_BACK), cue)
+    if found is None or found.group(2).lower() in common:
+        return None
+    start = found.start(1)
+    for word in re.finditer(r"\S+\s+", found.group(1)):
+        if word.group().rstrip().lower() not in common:
+            break
+        start = found.start(1) + word.end()
+    if _ARTICLE_BEFORE.search(text, max(0, start - 5), start):
+        return None
+    return Span(start, found.end(2), "person")
 
 
 def sentence_start(text: str, position: int) -> bool:

@@ -64,6 +64,7 @@ def test_common_words_before_titles_are_not_names(titled: CjkNames, text: str) -
         ("主讲人：张敏【线上】", ["张敏"]),
         ("孟子曰：鱼，我所欲也。", ["孟子"]),  # classical speech: X said
         ("问仁。颜渊对曰：请事斯语矣。", ["颜渊"]),  # X replied: the name, not 颜渊对
+        ("孟武伯问：“子路仁乎？”", ["孟武伯"]),  # X asked, then the question
     ],
 )
 def test_names_next_to_other_cues_are_found(titled: CjkNames, text: str, expected: list[str]) -> None:
@@ -81,6 +82,7 @@ def test_names_next_to_other_cues_are_found(titled: CjkNames, text: str, expecte
         "子曰：学而时习之。",  # "the Master": one character, a role
         "君子曰：学不可以已。",  # "the gentleman", not a surname and a name
         "或曰：以德报怨，何如？",
+        "借问路旁名利客，何如此处学长生。",  # "may I ask": no colon, no question quoted
     ],
 )
 def test_cue_words_without_a_name_find_nothing(titled: CjkNames, text: str) -> None:

@@ -26,6 +26,10 @@ def persons(tagger: NameAddressTagger, text: str, lang: str | None) -> list[str]
         ("At the gate the keeper said to Fenwick that the road was closed.", "Fenwick"),
         ("They sang a short song by Ysolde before the meeting.", "Ysolde"),
         ("Le registre nomme le fils de Gaspardin comme témoin.", "Gaspardin"),
+        ("In the third year of Orlen king of Tavar the walls were rebuilt.", "Orlen"),  # a title in apposition
+        ("The letter was read aloud by Brannock the scribe.", "Brannock"),
+        ("Later that year Mirela Vostok commented on the plan.", "Mirela Vostok"),  # the whole name, cut at "year"
+        ("Professor Ada J. Brannock said the parts were late.", "Ada J. Brannock"),  # an initial inside
     ],
 )
 def test_kinship_and_speech_cues_name_unknown_words(text: str, name: str) -> None:
@@ -35,6 +39,11 @@ def test_kinship_and_speech_cues_name_unknown_words(text: str, name: str) -> Non
 
 def test_cue_words_before_common_words_find_nothing() -> None:
     text = "He said that the son of man is not a name, and it answered nothing."
+    assert cued_names(text, lowercase_vocabulary()) == []
+
+
+def test_a_capitalised_noun_after_an_article_is_no_name_before_a_cue() -> None:
+    text = "She bought the field from the Moabitess, the wife of the dead man."
     assert cued_names(text, lowercase_vocabulary()) == []
 
 
