@@ -184,7 +184,9 @@ class NameAddressTagger:
             spans = [
                 s
                 for s in decode_spans(tagged, threshold, self.featurizer.known_first_names if lone else frozenset())
-                if self._named_by_family(tagged.text, s) and not _in_verse(tagged.text, s)
+                if self._named_by_family(tagged.text, s)
+                and not _in_verse(tagged.text, s)
+                and not _in_title_tail(tagged.text, s)
             ]
             spans = _without_towns(
                 tagged.text, _without_common_nouns(tagged.text, _without_articled(tagged.text, spans))
@@ -374,6 +376,9 @@ def _without_address_lines(text: str, spans: list[Span]) -> list[Span]:
     return kept
 
 
+_TITLE_PART_ENDS = frozenset("》·‧・-－")  # a title, or its first part, ends here (《玉楼春·戏林推》)
+
+
 def _in_verse(text: str, span: Span) -> bool:
     """Whether a CJK span lies on a line of classical verse: two or more clauses of three to nine characters
     ("危楼高百尺，手可摘星辰。"), where every character is a word and many are also surnames; the tagger's
@@ -384,6 +389,18 @@ def _in_verse(text: str, span: Span) -> bool:
     line_end = text.find("\n", span.end)
     clauses = [c for c in _CLAUSE_BREAK.split(text[line_start : len(text) if line_end < 0 else line_end]) if c.strip()]
     return len(clauses) >= 2 and all(3 <= len(c.strip()) <= 9 for c in clauses)
+
+
+def _in_title_tail(text: str, span: Span) -> bool:
+    """Whether a CJK span is the tail of a work's title: inside 《》, not at its start, ending where the title or
+    its first part ends ("《玉楼春·戏林推》", "《庆宫春》": tune names of ci poems, whose characters are also
+    surnames). A name in a title starts it ("《孔乙己》") or stands before what the work does ("《送陈君衡被召》")."""
+    if span.type != "person" or not _CJK_CHAR.search(text[span.start : span.end]):
+        return False
+    opening = text.rfind("《", 0, span.start)
+    if opening < 0 or opening == span.start - 1 or any(c in "》\n" for c in text[opening : span.start]):
+        return False
+    return text[span.end : span.end + 1] in _TITLE_PART_ENDS
 
 
 def _overlap(a: Span, b: Span) -> bool:

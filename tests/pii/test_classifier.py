@@ -7,7 +7,8 @@ import pickle
 
 import pytest
 
-from pretrain_core.pii.classifier import NameAddressTagger
+from pretrain_core.pii.classifier import NameAddressTagger, _in_title_tail
+from pretrain_core.pii.spans import Span
 from tests.shipped_text import LICENCES
 
 THRESHOLD = 0.8
@@ -125,3 +126,18 @@ def test_a_title_case_phrase_after_the_article_is_no_name(tagger: NameAddressTag
     persons = [found for found, kind in spans_of(tagger, "The recipe was printed in the Harvest Moon Cookbook.")]
     assert persons == []
     assert ("Laura Whitfield", "person") in spans_of(tagger, "The grant went to Laura Whitfield last spring.")
+
+
+@pytest.mark.parametrize(
+    ("text", "covered", "tail"),
+    [
+        ("-- 刘克庄《玉楼春·戏林推》", "楼春", True),  # a tune name's tail, before the title's separator
+        ("-- 姜夔《庆宫春》", "宫春", True),  # ... or before its end
+        ("鲁迅的《孔乙己》", "孔乙己", False),  # a work named after a person starts the title
+        ("周密《高阳台-送陈君衡被召》", "陈君衡", False),  # a name mid-title, before what the work does
+        ("刘克庄说楼春很好。", "楼春", False),  # no title around it
+    ],
+)
+def test_only_tails_of_titles_are_dropped(text: str, covered: str, tail: bool) -> None:
+    start = text.index(covered)
+    assert _in_title_tail(text, Span(start, start + len(covered), "person")) is tail
