@@ -26,8 +26,14 @@ _KIN = (
 _CUE_THEN_NAME = re.compile(r" (?:(?:of|de|d[eo]s|di|del|van)\s+|" + _KIN + r" )" + _NAME)
 _KIN_WORD_BEFORE = re.compile(
     r"(?<![\w-])(?:sons?|daughters?|wife|husband|brother|sister|father|mother|widow|grandson|granddaughter|nephew"
-    r"|niece|fils|fille|femme|mari|frère|sœur|père|mère|veuve|hij[oa]s?|espos[oa]|herman[oa]|padre|madre"
+    r"|niece|offspring|descendants?|fils|fille|femme|mari|frère|sœur|père|mère|veuve|hij[oa]s?|espos[oa]|herman[oa]|padre|madre"
     r"|figli[oa]|moglie|marito|fratello|sorella|filh[oa]s?|irmã|irmão|zoon|dochter|vrouw|broer|zuster)$"
+)
+# A title before a name ("President Paul E. Gray", "King Saul", "Professor Ada Brannock"); titles that also start
+# names of places and things ("Prince Edward Island", "General Electric") are not among them.
+_TITLE_THEN_NAME = re.compile(
+    r"(?<![\w-])(?:President|King|Queen|Emperor|Professor|Senator)\s+"
+    r"((?:(?:[A-Z][a-zà-öø-ÿ]+|[A-Z]\.)\s+){0,2}" + _NAME + r")"
 )
 _POSSESSIVE_BEFORE = re.compile(r"(?<![\w-])(?:my|his|her|our|their|your)$", re.IGNORECASE)
 # Cues with the name before them: apposition ("Jedidah the daughter of", "Pekahiah his son", "Azariah king of
@@ -71,7 +77,21 @@ def cued_names(text: str, common: Collection[str]) -> list[Span]:
         name = _name_before(text, match.start(), common)
         if name is not None:
             spans.append(name)
+    for match in _TITLE_THEN_NAME.finditer(text):
+        name = _name_after(match, common)
+        if name is not None:
+            spans.append(name)
     return sorted(set(spans), key=lambda s: (s.start, s.end))  # two cues can name one word
+
+
+def _name_after(title: re.Match[str], common: Collection[str]) -> Span | None:
+    """The capitalised words after a title, the first of them not a common word ("King David"; "President Paul
+    E. Gray", a surname that is also a word; not "General Public License") and the last not an initial."""
+    name = title.group(1).rstrip(".")
+    first = name.split(maxsplit=1)[0]
+    if first.lower() in common or first.endswith(".") or not name[-1].isalpha() or name[-2:-1].isspace():
+        return None
+    return Span(title.start(1), title.start(1) + len(name), "person")
 
 
 def _name_before(text: str, cue: int, common: Collection[str]) -> Span | None:

@@ -30,6 +30,9 @@ def persons(tagger: NameAddressTagger, text: str, lang: str | None) -> list[str]
         ("The letter was read aloud by Brannock the scribe.", "Brannock"),
         ("Later that year Mirela Vostok commented on the plan.", "Mirela Vostok"),  # the whole name, cut at "year"
         ("Professor Ada J. Brannock said the parts were late.", "Ada J. Brannock"),  # an initial inside
+        ("The hall was built for Senator Ormund Pell in the spring.", "Ormund Pell"),  # a title before the name
+        ("President Mirela\n  E. Gray opened the meeting.", "Mirela\n  E. Gray"),  # a surname that is also a word
+        ("They counted the offspring of Tavish among the guests.", "Tavish"),
     ],
 )
 def test_kinship_and_speech_cues_name_unknown_words(text: str, name: str) -> None:
@@ -40,6 +43,12 @@ def test_kinship_and_speech_cues_name_unknown_words(text: str, name: str) -> Non
 def test_cue_words_before_common_words_find_nothing() -> None:
     text = "He said that the son of man is not a name, and it answered nothing."
     assert cued_names(text, lowercase_vocabulary()) == []
+
+
+def test_a_title_before_common_words_names_nobody() -> None:
+    text = "It ships under the GNU General Public License; King Arthur's court is a legend, King A. a letter."
+    found = [text[s.start : s.end] for s in cued_names(text, lowercase_vocabulary())]
+    assert found == ["Arthur"]
 
 
 def test_a_capitalised_noun_after_an_article_is_no_name_before_a_cue() -> None:
