@@ -397,8 +397,8 @@ def _in_title_tail(text: str, span: Span) -> bool:
     surnames). A name in a title starts it ("《孔乙己》") or stands before what the work does ("《送陈君衡被召》")."""
     if span.type != "person" or not _CJK_CHAR.search(text[span.start : span.end]):
         return False
-    opening = text.rfind("《", 0, span.start)
-    if opening < 0 or opening == span.start - 1 or any(c in "》\n" for c in text[opening : span.start]):
+    opening = text.rfind("《", text.rfind("\n", 0, span.start) + 1, span.start)  # a title holds no line break
+    if opening < 0 or opening == span.start - 1 or "》" in text[opening : span.start]:
         return False
     return text[span.end : span.end + 1] in _TITLE_PART_ENDS
 

@@ -32,7 +32,7 @@ _KIN_WORD_BEFORE = re.compile(
 # A title before a name ("President Paul E. Gray", "King Saul", "Professor Ada Brannock"); titles that also start
 # names of places and things ("Prince Edward Island", "General Electric") are not among them.
 _TITLE_THEN_NAME = re.compile(
-    r"(?<![\w-])(?:President|King|Queen|Emperor|Professor|Senator)\s+"
+    r"[PKQES](?<![\w-][PKQES])(?:resident|ing|ueen|mperor|rofessor|enator)\s+"  # the first letter first: fast
     r"((?:(?:[A-Z][a-zà-öø-ÿ]+|[A-Z]\.)\s+){0,2}" + _NAME + r")"
 )
 _POSSESSIVE_BEFORE = re.compile(r"(?<![\w-])(?:my|his|her|our|their|your)$", re.IGNORECASE)
