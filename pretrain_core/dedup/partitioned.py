@@ -11,7 +11,8 @@ processes, Dask workers, Prefect tasks) and resume job by job: a job's marker, w
    sketch of its first occurrence; then each sketched text's LSH band values, sent to the band parts. Duplicate
    document ids are caught here (ids are also sent to parts by id).
 2. ``candidates`` (per band part): buckets of texts sharing a band, paired as `candidates.candidate_pairs` does,
-   sent to the part of the better-ranked text.
+   sent to the part of the better-ranked text. With exact Jaccard, a pair whose shingle counts differ too much to
+   reach the threshold is dropped here (`_reachable`), before any shingle set travels for it.
 3. ``verify_left`` / ``verify_right``: unique pairs get the left text's sketch in its part, the right one's in
    the other, and pairs at or above the threshold become edges (both directions, by source part).
 4. ``send_R`` / ``min_R``: connected components by min-label propagation over the edges, a label being the
@@ -120,6 +121,7 @@ BANDS = pa.schema(
         pa.field("value", pa.binary(), nullable=False),
         pa.field("key", pa.binary(), nullable=False),
         *_ORDER,
+        pa.field("shingle_count", pa.int64(), nullable=False),
     ]
 )
 
@@ -388,6 +390,8 @@ class PartitionedReduce:
             for name in ("documents", "distinct_texts"):
                 summary[name] = summary.get(name, 0) + stats[name]
         if self.cfg.method != "none":
+            # pairs whose set sizes already rule the threshold out (markers of reduces before this count: none)
+            summary["size_rejected_pairs"] = sum(s.get("size_rejected_pairs", 0) for s in self._stats("candidates"))
             summary["candidate_pairs"] = sum(s["candidate_pairs"] for s in self._stats("verify_left"))
             summary["verified_pairs"] = sum(s["verified_pairs"] for s in self._stats("verify_right"))
             guard = self._stats("guard")
@@ -566,6 +570,7 @@ class PartitionedReduce:
                 "key": eligible.column("key").take(repeated),
                 "neg_length": eligible.column("neg_length").take(repeated),
                 "best_id": eligible.column("best_id").take(repeated),
+                "shingle_count": eligible.column("shingle_count").take(repeated),
             },
             schema=BANDS,
         )
@@ -582,6 +587,10 @@ class PartitionedReduce:
         runs = np.flatnonzero(np.diff(bounds) > 1)
         buckets = [np.arange(bounds[r], bounds[r + 1]) for r in runs.tolist()]
         pairs_of_rows = candidate_pairs(buckets, np.arange(bands.num_rows), self.cfg.full_pairs_limit)
+        bucket_pairs = len(pairs_of_rows)
+        if self.cfg.verify_candidates and self.cfg.verify_with == "jaccard":
+            sizes = bands.column("shingle_count").to_numpy()
+            pairs_of_rows = pairs_of_rows[_reachable(sizes[pairs_of_rows], self.cfg.similarity_threshold)]
         left, right = pa.array(pairs_of_rows[:, 0]), pa.array(pairs_of_rows[:, 1])
         a = bands.select(["key", "neg_length", "best_id"]).take(left)
         b = bands.select(["key", "neg_length", "best_id"]).take(right)
@@ -590,7 +599,7 @@ class PartitionedReduce:
             newer = pc.greater(pairs.column("b_neg_length"), pa.scalar(-EARLIER // 2, pa.int64()))
             pairs = pairs.filter(newer)
         self._send("pairs", job.index, pairs, part_of(pairs.column("a_key").to_pylist(), self.parts))
-        return {"bucket_pairs": pairs.num_rows}
+        return {"bucket_pairs": bucket_pairs, "size_rejected_pairs": bucket_pairs - len(pairs_of_rows)}
 
     def _read_texts(self, part: int, columns: list[str]) -> pa.Table:
         return storage.read_parquet(self._url("texts", part), columns=["key", *columns])
@@ -819,6 +828,14 @@ def _run_starts(table: pa.Table, columns: list[str]) -> np.ndarray:
         if n > 1:
             differs |= pc.not_equal(column.slice(1), column.slice(0, n - 1)).to_numpy(zero_copy_only=False)
     return np.concatenate(([0], np.flatnonzero(differs) + 1, [n])).astype(np.int64) if n else np.zeros(1, np.int64)
+
+
+def _reachable(counts: np.ndarray, threshold: float) -> np.ndarray:
+    """Which pairs of shingle-set sizes (an (n, 2) array) can reach `threshold`: a pair's Jaccard is at most the
+    smaller set's size over the larger's, and rounding is monotone, so a pair below the threshold by this bound
+    is below it by its exact Jaccard too and is dropped as verification would drop it."""
+    small, large = counts.min(axis=1), counts.max(axis=1)
+    return small / np.maximum(large, 1) >= threshold
 
 
 def _band_bytes(bands: pa.Table) -> list[bytes]:

@@ -12,6 +12,7 @@ import pyarrow as pa
 import pytest
 
 from pretrain_core import storage
+from pretrain_core.dedup import kernels
 from pretrain_core.dedup.config import DedupConfig
 from pretrain_core.dedup.exact import exact_key
 from pretrain_core.dedup.near import sketch_texts
@@ -22,6 +23,7 @@ from pretrain_core.dedup.partitioned import (
     NEAR_DUPLICATE,
     PartitionedReduce,
     Shuffle,
+    _reachable,
     part_of,
 )
 from pretrain_core.dedup.stage import fit_dedup, read_clusters, representative_rank, sketch_shard
@@ -195,3 +197,22 @@ def test_a_two_level_shuffle_reads_about_2_r_sqrt_s_row_groups_and_holds_one_par
         assert len(job_receivers) <= block and len(job_senders) <= group
         covered[job_receivers.start : job_receivers.stop, job_senders.start : job_senders.stop] += 1
     assert (covered == 1).all()
+
+
+def test_pairs_dropped_by_their_set_sizes_could_not_reach_the_threshold() -> None:
+    """The size bound drops only pairs whose exact Jaccard is below the threshold, including at the boundary (two
+    empty sets have Jaccard 0, as `kernels.pair_jaccard` counts them)."""
+    assert _reachable(np.array([[4, 5], [5, 4], [79, 100], [0, 0]]), 0.8).tolist() == [True, True, False, False]
+    rng = np.random.default_rng(7)
+    order = rng.permutation(1000).astype(np.uint64)
+    nested = [np.sort(order[:n]) for n in rng.integers(1, 300, size=150)]  # Jaccard exactly the size ratio
+    scattered = [np.unique(rng.integers(0, 400, size=int(n))).astype(np.uint64) for n in rng.integers(1, 300, size=150)]
+    sets = nested + scattered
+    hashes = np.concatenate(sets)
+    offsets = np.concatenate(([0], np.cumsum([len(s) for s in sets]))).astype(np.int64)
+    left, right = rng.integers(0, len(sets), size=(2, 5000))
+    jaccard = kernels.pair_jaccard(hashes, offsets, hashes, offsets, left, right)
+    sizes = np.diff(offsets)
+    reachable = _reachable(np.stack((sizes[left], sizes[right]), axis=1), 0.5)
+    assert not np.any(jaccard[~reachable] >= 0.5)
+    assert np.count_nonzero(~reachable) > 1000 and np.count_nonzero(jaccard >= 0.5) > 50  # both sides exercised
