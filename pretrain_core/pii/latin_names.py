@@ -26,8 +26,8 @@ _KIN = (
 _CUE_THEN_NAME = re.compile(r" (?:(?:of|de|d[eo]s|di|del|van)\s+|" + _KIN + r" )" + _NAME)
 _KIN_WORD_BEFORE = re.compile(
     r"(?<![\w-])(?:sons?|daughters?|wife|husband|brother|sister|father|mother|widow|grandson|granddaughter|nephew"
-    r"|niece|offspring|descendants?|fils|fille|femme|mari|frère|sœur|père|mère|veuve|hij[oa]s?|espos[oa]|herman[oa]|padre|madre"
-    r"|figli[oa]|moglie|marito|fratello|sorella|filh[oa]s?|irmã|irmão|zoon|dochter|vrouw|broer|zuster)$"
+    r"|niece|offspring|descendants?|fils|fille|femme|mari|frère|sœur|père|mère|veuve|hij[oa]s?|espos[oa]"
+    r"|herman[oa]|padre|madre|figli[oa]|moglie|marito|fratello|sorella|filh[oa]s?|irmã|irmão|zoon|dochter|vrouw|broer|zuster)$"
 )
 # A title before a name ("President Paul E. Gray", "King Saul", "Professor Ada Brannock"); titles that also start
 # names of places and things ("Prince Edward Island", "General Electric") are not among them.
@@ -85,13 +85,11 @@ def cued_names(text: str, common: Collection[str]) -> list[Span]:
 
 
 def _name_after(title: re.Match[str], common: Collection[str]) -> Span | None:
-    """The capitalised words after a title, the first of them not a common word ("King David"; "President Paul
-    E. Gray", a surname that is also a word; not "General Public License") and the last not an initial."""
-    name = title.group(1).rstrip(".")
-    first = name.split(maxsplit=1)[0]
-    if first.lower() in common or first.endswith(".") or not name[-1].isalpha() or name[-2:-1].isspace():
+    """The capitalised words after a title when the first of them is not a common word ("King David"; "President
+    Paul E. Gray", whose surname is also a word; not "General Public License")."""
+    if title.group(1).split(maxsplit=1)[0].lower() in common:
         return None
-    return Span(title.start(1), title.start(1) + len(name), "person")
+    return Span(title.start(1), title.end(1), "person")
 
 
 def _name_before(text: str, cue: int, common: Collection[str]) -> Span | None:
