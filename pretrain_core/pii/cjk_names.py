@@ -244,7 +244,7 @@ class CjkNames:
             if "由" in text:
                 spans += [self._span(m, 1) for m in _ZH_CREDIT.finditer(text) if self._zh_name(m.group(1))]
             spans += [self._span(m, 1) for m in _ZH_AFTER.finditer(text) if self._zh_name(m.group(1))]
-            if "曰" in text or "问" in text:
+            if "曰" in text or "问：" in text or "问:" in text:  # not every 问 ("问题": a question, a problem)
                 spans += [self._span(m, 1) for m in _ZH_SAID_CLASSICAL.finditer(text) if self._zh_name(m.group(1))]
             for match in _ZH_PAIR.finditer(text):
                 if self._zh_name(match.group(1)) and self._zh_name(match.group(2)):

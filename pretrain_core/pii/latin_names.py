@@ -53,6 +53,7 @@ _SPEECH_TO_NAME = re.compile(
 # Up to three capitalised words or initials right before a cue ("Derek Bok commented", "Paul E. Gray said"); the
 # words that edited text writes in lower case are then cut from its front ("Then Naomi said").
 _NAMES_BEFORE = re.compile(r"(?<![\w@./'’-])((?:(?:[A-Z][a-zà-öø-ÿ]+|[A-Z]\.)\s+){0,2}" + _NAME + r"),?$")
+_NAME_BEFORE = re.compile(r"(?<![\w@./'’-])" + _NAME + r",?$")  # its last word alone: the cheap test first
 _ARTICLE_BEFORE = re.compile(r"(?<![\w-])(?:the|a|an)\s+$", re.IGNORECASE)  # "the Moabitess, the wife of"
 # `(?<![\w@./-])[A-Z][^\W\d_]+(?![\w@/-])`, first character first (see pii/detectors.py)
 _CAPITALISED_WORD = re.compile(r"[A-Z](?<![\w@./-][A-Z])[^\W\d_]+(?![\w@/-])")
@@ -95,9 +96,12 @@ def _name_after(title: re.Match[str], common: Collection[str]) -> Span | None:
 def _name_before(text: str, cue: int, common: Collection[str]) -> Span | None:
     """The name that ends right before a cue: its capitalised words after the last common one, the last word
     itself not common, and no article before the name (a noun then: "the Moabitess, the wife of")."""
-    found = _NAMES_BEFORE.search(text, max(0, cue - _LOOK_BACK), cue)
-    if found is None or found.group(2).lower() in common:
+    window = max(0, cue - _LOOK_BACK)
+    last = _NAME_BEFORE.search(text, window, cue)  # most cues follow no capitalised word ("he said")
+    if last is None or last.group(1).lower() in common:
         return None
+    found = _NAMES_BEFORE.search(text, window, cue)
+    assert found is not None  # it ends with the word `last` found
     start = found.start(1)
     for word in re.finditer(r"\S+\s+", found.group(1)):
         if word.group().rstrip().lower() not in common:
