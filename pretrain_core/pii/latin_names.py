@@ -41,9 +41,9 @@ _POSSESSIVE_BEFORE = re.compile(r"(?<![\w-])(?:my|his|her|our|their|your)$", re.
 # read: scanning for the cue alone is several times faster than trying a name at every capital letter.
 _CUE_AFTER_NAME = re.compile(
     r" (?:(?:the|his|her|their|whose) " + _KIN + r"|(?:king|queen|prince|princess|governor|emperor) of"
-    r"|the (?:priest|prophet|prophetess|scribe|apostle)|said|says|answered|replied|asked|wrote|writes|told|cried"
-    r"|called|commented|added|explained|noted|remarked|exclaimed|shouted|whispered|dit|répondit|demanda|dijo"
-    r"|respondió|disse|zei|antwoordde)\b"
+    r"|the (?:priest|prophet|prophetess|scribe|apostle)|(?P<speech>said|says|answered|replied|asked|wrote|writes"
+    r"|told|cried|called|commented|added|explained|noted|remarked|exclaimed|shouted|whispered|dit|répondit"
+    r"|demanda|dijo|respondió|disse|zei|antwoordde))\b"
 )
 # Speech addressed to someone ("said to Tobias", "wrote to Mirela") and authorship ("a poem by Mirela").
 _SPEECH_TO_NAME = re.compile(
@@ -75,7 +75,7 @@ def cued_names(text: str, common: Collection[str]) -> list[Span]:
         if match.group(1).lower() not in common:
             spans.append(Span(match.start(1), match.end(1), "person"))
     for match in _CUE_AFTER_NAME.finditer(text):
-        name = _name_before(text, match.start(), common)
+        name = _name_before(text, match.start(), common, speech=match.group("speech") is not None)
         if name is not None:
             spans.append(name)
     for match in _TITLE_THEN_NAME.finditer(text):
@@ -93,12 +93,14 @@ def _name_after(title: re.Match[str], common: Collection[str]) -> Span | None:
     return Span(title.start(1), title.end(1), "person")
 
 
-def _name_before(text: str, cue: int, common: Collection[str]) -> Span | None:
+def _name_before(text: str, cue: int, common: Collection[str], speech: bool) -> Span | None:
     """The name that ends right before a cue: its capitalised words after the last common one, the last word
-    itself not common, and no article before the name (a noun then: "the Moabitess, the wife of")."""
+    itself not common, and no article before the name (a noun then: "the Moabitess, the wife of"). A comma may
+    set off an apposition ("Azariah, king of") but not a speaker: "to my holy mountain Jerusalem, says Yahweh" ends
+    a quotation, and the speaker follows the verb."""
     window = max(0, cue - _LOOK_BACK)
     last = _NAME_BEFORE.search(text, window, cue)  # most cues follow no capitalised word ("he said")
-    if last is None or last.group(1).lower() in common:
+    if last is None or last.group(1).lower() in common or (speech and last.group().endswith(",")):
         return None
     found = _NAMES_BEFORE.search(text, window, cue)
     assert found is not None  # it ends with the word `last` found

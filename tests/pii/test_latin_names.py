@@ -51,6 +51,14 @@ def test_a_title_before_common_words_names_nobody() -> None:
     assert found == ["Arthur"]
 
 
+def test_the_end_of_a_quotation_before_an_inverted_speech_verb_is_no_speaker() -> None:
+    text = "They will come to my holy mountain Ostrava, says the keeper of the gate."
+    assert cued_names(text, lowercase_vocabulary()) == []
+    assert [text[s.start : s.end] for s in cued_names(text.replace(", says", " says"), lowercase_vocabulary())] == [
+        "Ostrava"  # without the comma it reads as the speaker
+    ]
+
+
 def test_a_capitalised_noun_after_an_article_is_no_name_before_a_cue() -> None:
     text = "She bought the field from the Moabitess, the wife of the dead man."
     assert cued_names(text, lowercase_vocabulary()) == []
