@@ -27,7 +27,8 @@ _CUE_THEN_NAME = re.compile(r" (?:(?:of|de|d[eo]s|di|del|van)\s+|" + _KIN + r" )
 _KIN_WORD_BEFORE = re.compile(
     r"(?<![\w-])(?:sons?|daughters?|wife|husband|brother|sister|father|mother|widow|grandson|granddaughter|nephew"
     r"|niece|offspring|descendants?|fils|fille|femme|mari|frère|sœur|père|mère|veuve|hij[oa]s?|espos[oa]"
-    r"|herman[oa]|padre|madre|figli[oa]|moglie|marito|fratello|sorella|filh[oa]s?|irmã|irmão|zoon|dochter|vrouw|broer|zuster)$"
+    r"|herman[oa]|padre|madre|figli[oa]|moglie|marito|fratello|sorella|filh[oa]s?|irmã|irmão|zoon|dochter|vrouw"
+    r"|broer|zuster)$"
 )
 # A title before a name ("President Paul E. Gray", "King Saul", "Professor Ada Brannock"); titles that also start
 # names of places and things ("Prince Edward Island", "General Electric") are not among them.
