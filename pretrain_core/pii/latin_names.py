@@ -51,6 +51,10 @@ _SPEECH_TO_NAME = re.compile(
     r" (?:(?:said|spoke|wrote|replied|answered|cried|called|told) to|(?:written|composed|translated|poem|song|psalm"
     r"|letter|novel|story|essay|sermon|painting|photo|photograph) by) " + _NAME
 )
+# An author's possessive before a kind of work, up to three words between ("Stephenson's epic, comic cyberpunk
+# novel", "Ysolde's last poems"). The scan looks for the work (rare words), then reads the possessive before it.
+_WORK = re.compile(r" (?:novels?|poems?|plays?|essays?|songs?|stories|story|sermons?|symphony|paintings?)\b")
+_AUTHOR_BEFORE = re.compile(r"(?<![\w@./'’-])" + _NAME + r"['’]s (?:[\w-]+,? ){0,3}$")
 # Up to three capitalised words or initials right before a cue ("Derek Bok commented", "Paul E. Gray said"); the
 # words that edited text writes in lower case are then cut from its front ("Then Naomi said").
 _NAMES_BEFORE = re.compile(r"(?<![\w@./'’-])((?:(?:[A-Z][a-zà-öø-ÿ]+|[A-Z]\.)\s+){0,2}" + _NAME + r"),?$")
@@ -75,6 +79,10 @@ def cued_names(text: str, common: Collection[str]) -> list[Span]:
     for match in _SPEECH_TO_NAME.finditer(text):
         if match.group(1).lower() not in common:
             spans.append(Span(match.start(1), match.end(1), "person"))
+    for match in _WORK.finditer(text):
+        author = _AUTHOR_BEFORE.search(text, max(0, match.start() - _LOOK_BACK), match.start() + 1)
+        if author is not None and author.group(1).lower() not in common:
+            spans.append(Span(author.start(1), author.end(1), "person"))
     for match in _CUE_AFTER_NAME.finditer(text):
         name = _name_before(text, match.start(), common, speech=match.group("speech") is not None)
         if name is not None:

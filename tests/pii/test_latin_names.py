@@ -33,6 +33,7 @@ def persons(tagger: NameAddressTagger, text: str, lang: str | None) -> list[str]
         ("The hall was built for Senator Ormund Pell in the spring.", "Ormund Pell"),  # a title before the name
         ("President Mirela\n  E. Gray opened the meeting.", "Mirela\n  E. Gray"),  # a surname that is also a word
         ("They counted the offspring of Tavish among the guests.", "Tavish"),
+        ("Brannock's long, strange cyberpunk novel sold well.", "Brannock"),  # an author's work, words between
     ],
 )
 def test_kinship_and_speech_cues_name_unknown_words(text: str, name: str) -> None:
