@@ -28,7 +28,7 @@ from pretrain_core import storage
 from pretrain_core.pii.address_patterns import find_addresses
 from pretrain_core.pii.cjk_names import CjkNames, has_cjk_cue
 from pretrain_core.pii.key_index import KeyIndex
-from pretrain_core.pii.latin_names import cued_names, further_mentions, sentence_start
+from pretrain_core.pii.latin_names import ARTICLE_BEFORE, cued_names, further_mentions, sentence_start
 from pretrain_core.pii.name_lists import chinese_surnames, japanese_names
 from pretrain_core.pii.spans import Span
 from pretrain_core.pii.tokens import Featurizer, lexical, token_texts
@@ -80,7 +80,6 @@ _CJK_CLASS = "[\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff]"
 _CJK_CHAR = re.compile(_CJK_CLASS)
 _CJK_NAME = re.compile(_CJK_CLASS + "+")  # no space, no Latin letter
 _KANA_CHAR = re.compile(r"[\u3040-\u30ff]")
-_ARTICLE_BEFORE = re.compile(r"(?<![\w-])(?:the|The|THE)\s+$")
 _WORD = re.compile(r"[^\W\d_]+")
 _COMMON_WORD_COUNT = 3
 _SEPARATORS = " \t\n,;:-–—'"
@@ -313,7 +312,7 @@ def _without_articled(text: str, spans: list[Span]) -> list[Span]:
         for s in spans
         if s.type != "person"
         or _CJK_CHAR.search(text[s.start : s.end])
-        or not _ARTICLE_BEFORE.search(text, max(0, s.start - 8), s.start)
+        or not ARTICLE_BEFORE.search(text, max(0, s.start - 8), s.start)
     ]
 
 

@@ -59,7 +59,9 @@ _AUTHOR_BEFORE = re.compile(r"(?<![\w@./'’-])" + _NAME + r"['’]s (?:[\w-]+,?
 # words that edited text writes in lower case are then cut from its front ("Then Naomi said").
 _NAMES_BEFORE = re.compile(r"(?<![\w@./'’-])((?:(?:[A-Z][a-zà-öø-ÿ]+|[A-Z]\.)\s+){0,2}" + _NAME + r"),?$")
 _NAME_BEFORE = re.compile(r"(?<![\w@./'’-])" + _NAME + r",?$")  # its last word alone: the cheap test first
-_ARTICLE_BEFORE = re.compile(r"(?<![\w-])(?:the|a|an)\s+$", re.IGNORECASE)  # "the Moabitess, the wife of"
+# "the" right before a capitalised word: a title, a place or a noun ("the Sesame Street Songbook", "the Moabitess"),
+# since English puts no article before a person's name; searched in the few characters before a candidate.
+ARTICLE_BEFORE = re.compile(r"(?<![\w-])(?:the|The|THE)\s+$")
 # `(?<![\w@./-])[A-Z][^\W\d_]+(?![\w@/-])`, first character first (see pii/detectors.py)
 _CAPITALISED_WORD = re.compile(r"[A-Z](?<![\w@./-][A-Z])[^\W\d_]+(?![\w@/-])")
 _RELATION_STARTS = frozenset({"of", "de", "di", "va", "do"})  # " of X", " de X", " des X", " del X", " van X"
@@ -118,7 +120,7 @@ def _name_before(text: str, cue: int, common: Collection[str], speech: bool) -> 
         if word.group().rstrip().lower() not in common:
             break
         start = found.start(1) + word.end()
-    if _ARTICLE_BEFORE.search(text, max(0, start - 5), start):
+    if ARTICLE_BEFORE.search(text, max(0, start - 8), start):
         return None
     return Span(start, found.end(2), "person")
 
