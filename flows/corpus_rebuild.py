@@ -1,12 +1,17 @@
-"""corpus-rebuild: every corpus stage in order, its fit's per-shard part and its shards mapped over the task runner;
-finished work is skipped."""
+"""corpus-rebuild: every corpus stage in order, its fit's per-shard part and its shards mapped over the task runner
+in groups of jobs (`pretrain_core.job_groups`); finished work is skipped."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
 from prefect import flow, unmapped
+from prefect.futures import PrefectFutureList
 from prefect.runtime import flow_run
 
 from pretrain_core.config import PipelineConfig, load_config
+from pretrain_core.job_groups import JobGroup, Keyed, group_jobs, in_job_order, jobs_per_task
 from pretrain_core.manifest import StageManifest
 from pretrain_core.pipeline import CORPUS_STAGES, CorpusPipeline
 from pretrain_core.root_lock import root_lock
@@ -15,49 +20,64 @@ from tasks.corpus import (
     plan_fit_maps,
     plan_fit_reduce,
     plan_stage,
-    run_fit_map,
-    run_fit_reduce_job,
-    run_stage_shard,
+    run_fit_maps,
+    run_fit_reduce_jobs,
+    run_stage_shards,
     stage_status,
     write_stage_manifest,
 )
 from tasks.progress import artifact_key, results_with_progress
-from tasks.runners import task_runner_for
+from tasks.runners import task_runner_for, worker_count
+
+J = TypeVar("J", bound=Keyed)
+R = TypeVar("R")
 
 
 @flow(name="corpus-rebuild-stages", log_prints=True)
 def rebuild_stages(cfg: PipelineConfig) -> dict[str, StageManifest]:
     """Run the stages of an already-loaded config on the flow's task runner."""
-    return {name: run_stage_on_runner(cfg, name) for name in CORPUS_STAGES}
+    workers = worker_count(cfg.execution)
+    return {name: run_stage_on_runner(cfg, name, workers) for name in CORPUS_STAGES}
 
 
-def run_stage_on_runner(cfg: PipelineConfig, name: str) -> StageManifest:
+def run_stage_on_runner(cfg: PipelineConfig, name: str, workers: int | None = None) -> StageManifest:
     """One stage inside a flow: skipped when done; else its fit's per-shard part, the rounds of a partitioned
-    reduce and then its shards mapped over the flow's task runner, the fit's last step and the manifest in between
-    and after."""
+    reduce and then its shards mapped over the flow's task runner (`workers` of them; asked of the config when
+    None), the fit's last step and the manifest in between and after."""
     done = stage_status(cfg, name)
     if done is not None:
         return done
+    workers = worker_count(cfg.execution) if workers is None else workers
     fit_jobs = plan_fit_maps(cfg, name)
     if fit_jobs:  # the per-shard part of the stage's fit, on the same workers as the shards
-        results_with_progress(
-            run_fit_map.map(unmapped(cfg), unmapped(name), fit_jobs),
-            artifact_key(cfg.name, name, "fit-progress"),
-            f"{name}: fit shards done of {len(fit_jobs)}",
-        )
+        fit_groups = _grouped(cfg, fit_jobs, workers)
+        fitted = run_fit_maps.map(unmapped(cfg), unmapped(name), fit_groups)
+        _wait(fitted, fit_groups, cfg, name, "fit-progress", f"{name}: fit shards done")
     while reduce_jobs := plan_fit_reduce(cfg, name):  # a partitioned reduce's rounds, each mapped the same way
-        results_with_progress(
-            run_fit_reduce_job.map(unmapped(cfg), unmapped(name), reduce_jobs),
-            artifact_key(cfg.name, name, "reduce-progress"),
-            f"{name}: reduce round {reduce_jobs[0].round}, jobs done of {len(reduce_jobs)}",
-        )
+        reduce_groups = _grouped(cfg, reduce_jobs, workers)
+        reduced = run_fit_reduce_jobs.map(unmapped(cfg), unmapped(name), reduce_groups)
+        what = f"{name}: reduce round {reduce_jobs[0].round}, jobs done"
+        _wait(reduced, reduce_groups, cfg, name, "reduce-progress", what)
     artifacts = fit_for_stage(cfg, name)
     plan = plan_stage(cfg, name)
-    futures = run_stage_shard.map(unmapped(cfg), unmapped(name), list(plan.jobs), unmapped(artifacts))
-    records = results_with_progress(
-        futures, artifact_key(cfg.name, name, "progress"), f"{name}: shards done of {len(plan.jobs)}"
-    )
+    groups = _grouped(cfg, plan.jobs, workers)
+    futures = run_stage_shards.map(unmapped(cfg), unmapped(name), groups, unmapped(artifacts))
+    by_group = _wait(futures, groups, cfg, name, "progress", f"{name}: shards done")
+    records = in_job_order(groups, by_group)
     return write_stage_manifest(cfg, plan, records, artifacts)
+
+
+def _grouped(cfg: PipelineConfig, jobs: Sequence[J], workers: int) -> list[JobGroup[J]]:
+    return group_jobs(jobs, jobs_per_task(len(jobs), workers, cfg.execution.jobs_per_task))
+
+
+def _wait(
+    futures: PrefectFutureList[R], groups: list[JobGroup[Any]], cfg: PipelineConfig, name: str, key: str, what: str
+) -> list[R]:
+    """The groups' results, with a progress artifact (`key`) and bar counting their jobs."""
+    total = sum(len(group.jobs) for group in groups)
+    jobs = [len(group.jobs) for group in groups]
+    return results_with_progress(futures, artifact_key(cfg.name, name, key), f"{what} of {total}", jobs)
 
 
 @flow(name="corpus-rebuild", log_prints=True)

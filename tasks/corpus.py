@@ -1,4 +1,5 @@
-"""Tasks for the corpus stages. Our own completion markers make reruns idempotent, so Prefect caching is off."""
+"""Tasks for the corpus stages. Our own completion markers make reruns idempotent, so Prefect caching is off.
+Mapped work runs as groups of jobs, a task each (`pretrain_core.job_groups`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
 from pretrain_core.config import PipelineConfig
+from pretrain_core.job_groups import JobGroup
 from pretrain_core.manifest import ShardRecord, StageManifest
 from pretrain_core.pipeline import CorpusPipeline, FitMapJob, StagePlan
 from pretrain_core.stage import ShardJob
@@ -33,9 +35,11 @@ def plan_fit_maps(cfg: PipelineConfig, name: str) -> list[FitMapJob]:
     return jobs
 
 
-@task(cache_policy=NO_CACHE, task_run_name="fit-{name}-{job.key}")
-def run_fit_map(cfg: PipelineConfig, name: str, job: FitMapJob) -> None:
-    CorpusPipeline(cfg).run_fit_map(name, job)
+@task(cache_policy=NO_CACHE, task_run_name="fit-{name}-{group.label}")
+def run_fit_maps(cfg: PipelineConfig, name: str, group: JobGroup[FitMapJob]) -> None:
+    pipeline = CorpusPipeline(cfg)
+    for job in group.jobs:
+        pipeline.run_fit_map(name, job)
 
 
 @task(cache_policy=NO_CACHE, task_run_name="plan-reduce-{name}")
@@ -47,9 +51,11 @@ def plan_fit_reduce(cfg: PipelineConfig, name: str) -> list[Any]:
     return jobs
 
 
-@task(cache_policy=NO_CACHE, task_run_name="reduce-{name}-{job.key}")
-def run_fit_reduce_job(cfg: PipelineConfig, name: str, job: Any) -> None:
-    CorpusPipeline(cfg).run_fit_reduce_job(name, job)
+@task(cache_policy=NO_CACHE, task_run_name="reduce-{name}-{group.label}")
+def run_fit_reduce_jobs(cfg: PipelineConfig, name: str, group: JobGroup[Any]) -> None:
+    pipeline = CorpusPipeline(cfg)
+    for job in group.jobs:
+        pipeline.run_fit_reduce_job(name, job)
 
 
 @task(cache_policy=NO_CACHE, task_run_name="fit-{name}")
@@ -64,9 +70,12 @@ def plan_stage(cfg: PipelineConfig, name: str) -> StagePlan:
     return plan
 
 
-@task(cache_policy=NO_CACHE, task_run_name="{name}-{job.key}")
-def run_stage_shard(cfg: PipelineConfig, name: str, job: ShardJob, artifacts: dict[str, str]) -> ShardRecord:
-    return CorpusPipeline(cfg).run_job(name, job, artifacts)
+@task(cache_policy=NO_CACHE, task_run_name="{name}-{group.label}")
+def run_stage_shards(
+    cfg: PipelineConfig, name: str, group: JobGroup[ShardJob], artifacts: dict[str, str]
+) -> list[ShardRecord]:
+    pipeline = CorpusPipeline(cfg)
+    return [pipeline.run_job(name, job, artifacts) for job in group.jobs]
 
 
 @task(cache_policy=NO_CACHE, task_run_name="finalize-{plan.name}")

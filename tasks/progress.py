@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Sequence
 from typing import TypeVar
 from uuid import UUID
 
@@ -20,20 +21,26 @@ def artifact_key(*parts: str) -> str:
     return "-".join(parts).lower().replace("_", "-").replace(".", "-")
 
 
-def results_with_progress(futures: PrefectFutureList[R], key: str, description: str) -> list[R]:
+def results_with_progress(
+    futures: PrefectFutureList[R], key: str, description: str, jobs: Sequence[int] | None = None
+) -> list[R]:
     """Wait for every future, moving the `key` progress artifact by whole percents and telling in its description
-    how many are done, the documents per second (for shard records) and the time left, and a terminal progress bar
-    with the same (on stderr, only when it is a terminal); then return their results in order (raising the first
-    failure, as `futures.result()` does)."""
+    how many jobs are done (`jobs[i]`: how many future i runs, one each by default), the documents per second
+    (for shard records, or lists of them) and the time left, and a terminal progress bar with the same (on stderr,
+    only when it is a terminal); then return their results in order (raising the first failure, as
+    `futures.result()` does)."""
     progress = create_progress_artifact(progress=0.0, key=key, description=description)
     assert isinstance(progress, UUID)  # a sync call returns the id, not a coroutine
-    total, started, documents = len(futures), time.monotonic(), 0
+    pending = list(futures)
+    size_of = {id(future): size for future, size in zip(pending, jobs or [1] * len(pending), strict=True)}
+    total, started, done, documents = sum(size_of.values()), time.monotonic(), 0, 0
     shown = 0
     with tqdm(total=total, desc=description, unit="job", disable=not sys.stderr.isatty(), leave=True) as bar:
-        for done, future in enumerate(as_completed(list(futures)), start=1):
-            documents += getattr(future.result(raise_on_failure=False), "docs_in", 0)
+        for future in as_completed(pending):
+            done += size_of[id(future)]
+            documents += _documents(future.result(raise_on_failure=False))
             seconds = time.monotonic() - started
-            bar.update(1)
+            bar.update(size_of[id(future)])
             if documents and seconds > 0:
                 bar.set_postfix_str(f"{documents:,} docs, {documents / seconds:,.0f} docs/s", refresh=False)
             percent = 100 * done // total
@@ -42,6 +49,12 @@ def results_with_progress(futures: PrefectFutureList[R], key: str, description: 
                 update_progress_artifact(progress, progress=float(percent), description=f"{description}: {note}")
                 shown = percent
     return futures.result()
+
+
+def _documents(result: object) -> int:
+    """Documents read by a shard record, or by a list of them (a group's); 0 for anything else."""
+    records = result if isinstance(result, list) else [result]
+    return sum(getattr(record, "docs_in", 0) for record in records)
 
 
 def progress_note(done: int, total: int, documents: int, seconds: float) -> str:

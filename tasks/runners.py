@@ -1,10 +1,11 @@
 """Choose where shard tasks run: threads or processes here, a throwaway Dask LocalCluster, or a running Dask
-cluster."""
+cluster; and how many workers that gives (which sizes the groups of jobs each task runs)."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from distributed import Client
 from prefect.task_runners import ProcessPoolTaskRunner, TaskRunner, ThreadPoolTaskRunner
 from prefect_dask import DaskTaskRunner
 
@@ -23,3 +24,12 @@ def task_runner_for(execution: ExecutionConfig) -> TaskRunner[Any]:
     if execution.processes:
         return ProcessPoolTaskRunner(max_workers=execution.processes)
     return ThreadPoolTaskRunner(max_workers=execution.max_threads)
+
+
+def worker_count(execution: ExecutionConfig) -> int:
+    """How many tasks the runner of `execution` runs at once: a running cluster's worker threads (asked of its
+    scheduler), else the configured workers, processes or threads."""
+    if execution.dask_address:
+        with Client(execution.dask_address, set_as_default=False, timeout="60s") as client:
+            return max(1, sum(client.nthreads().values()))
+    return execution.dask_local_workers or execution.processes or execution.max_threads

@@ -16,6 +16,11 @@ def square(x: int) -> int:
 
 
 @task
+def squares(xs: list[int]) -> list[int]:
+    return [x * x for x in xs]
+
+
+@task
 def fail_on(x: int, bad: int) -> int:
     if x == bad:
         raise ValueError(f"shard {x} is broken")
@@ -39,6 +44,22 @@ def test_results_come_back_in_order_and_the_bar_reaches_100() -> None:
         )
     assert artifact.type == "progress" and artifact.data == 100.0
     assert artifact.description == "squares: 7 of 7, done"  # squares are not shard records: no document count
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_tasks_that_run_groups_of_jobs_count_jobs_not_tasks() -> None:
+    groups = [[0, 1, 2], [3, 4], [5]]
+
+    @flow
+    def mapped() -> list[list[int]]:
+        return results_with_progress(squares.map(groups), "progress-test-groups", "groups", [3, 2, 1])
+
+    assert mapped() == [[0, 1, 4], [9, 16], [25]]
+    with get_client(sync_client=True) as client:
+        (artifact,) = client.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["progress-test-groups"]))
+        )
+    assert artifact.data == 100.0 and artifact.description == "groups: 6 of 6, done"
 
 
 @pytest.mark.usefixtures("prefect_harness")
