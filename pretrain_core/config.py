@@ -82,7 +82,8 @@ class ExecutionConfig(StrictModel):
         ge=0,
         le=100_000,
         description="Jobs (shards, a fit's per-shard maps, reduce jobs) one orchestrator task runs. 0: about 4 tasks "
-        "per worker and round (Prefect spends about 0.1 CPU s tracking each task run); 1: a task per shard.",
+        "per worker and round (with worker processes Prefect spends about 0.2 CPU s on each task run); 1: a task per "
+        "shard.",
     )
 
     @model_validator(mode="after")
