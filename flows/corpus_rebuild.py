@@ -75,9 +75,8 @@ def _wait(
     futures: PrefectFutureList[R], groups: list[JobGroup[Any]], cfg: PipelineConfig, name: str, key: str, what: str
 ) -> list[R]:
     """The groups' results, with a progress artifact (`key`) and bar counting their jobs."""
-    total = sum(len(group.jobs) for group in groups)
     jobs = [len(group.jobs) for group in groups]
-    return results_with_progress(futures, artifact_key(cfg.name, name, key), f"{what} of {total}", jobs)
+    return results_with_progress(futures, artifact_key(cfg.name, name, key), f"{what} of {sum(jobs)}", jobs)
 
 
 @flow(name="corpus-rebuild", log_prints=True)

@@ -3,12 +3,11 @@ orchestrator tasks.
 
 An orchestrator pays for every task it tracks: with worker processes Prefect spends about 0.2 CPU s on each task
 run (its context rebuilt in the worker, its states and logs through the API server; docs/benchmarks.md), which for
-a fast stage's small shards is more than the shard's own work. So each task
-runs a group of jobs, about `TASKS_PER_WORKER` tasks per worker and round: enough tasks to keep every worker busy
-to the end of the round, few enough that tracking them costs little. Jobs are dealt round-robin, so a run of
-neighbouring slow jobs (one source's large files) is spread over the groups; results come back in job order
-(`in_job_order`). Each job still keeps its own completion marker, so a rerun after a failure redoes only the jobs
-of the group that did not finish.
+a fast stage's small shards is more than the shard's own work. So each task runs a group of jobs, about
+`TASKS_PER_WORKER` tasks per worker and round: enough tasks to keep every worker busy to the end of the round, few
+enough that tracking them costs little. Jobs are dealt round-robin, so a run of neighbouring slow jobs (one
+source's large files) is spread over the groups; results come back in job order (`in_job_order`). Each job still
+keeps its own completion marker, so a rerun after a failure redoes only the jobs of the group that did not finish.
 """
 
 from __future__ import annotations

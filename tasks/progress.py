@@ -1,5 +1,5 @@
-"""Progress of mapped shard work where people look: a progress artifact in the Prefect UI, moved as shards finish,
-and a progress bar in the terminal that started the flow (when it is one)."""
+"""Progress of mapped shard work where people look: a progress artifact in the Prefect UI, moved as tasks (groups of
+shards) finish, and a progress bar in the terminal that started the flow (when it is one)."""
 
 from __future__ import annotations
 
