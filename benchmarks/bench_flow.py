@@ -2,12 +2,13 @@
 temporary API server) against the same stages run by `CorpusPipeline.run_stage` without Prefect, on the same
 corpus and the same worker processes.
 
-The flow runs twice: with a Prefect task per job (`execution.jobs_per_task=1`: every shard, fit map and reduce job
+An empty flow (the temporary API server started and stopped, no task) gives Prefect's fixed cost. The flow runs
+twice: with a Prefect task per job (`execution.jobs_per_task=1`: every shard, fit map and reduce job
 a task, as before jobs were grouped) and with the default groups (about 4 tasks per worker and round,
 `pretrain_core/job_groups.py`). Every run is a fresh child process writing to a fresh output root; its CPU seconds
 (its worker processes' and the API server's included) come from `os.wait4`. The corpus is `scale_corpus.py`'s
-(replicas of the demo corpus); MB is the text ingest hands on. The outputs of the three runs are compared byte for
-byte (every Parquet file but the fits' partials and scratch).
+(replicas of the demo corpus); MB is the text ingest hands on. The outputs of the pipeline and flow runs are
+compared byte for byte (every Parquet file but the fits' partials and scratch).
 
     python benchmarks/bench_flow.py                 # 4x the demo corpus, 2 worker processes (about 8 minutes)
     python benchmarks/bench_flow.py --scale 16      # about 20 minutes
@@ -34,6 +35,7 @@ from pretrain_core.config import load_config
 from pretrain_core.pipeline import CORPUS_STAGES, CorpusPipeline
 
 RUNS = {
+    "an empty flow (Prefect's fixed cost)": ("empty", []),
     "pipeline, no Prefect": ("pipeline", []),
     "flow, a task per job": ("flow", ["execution.jobs_per_task=1"]),
     "flow, grouped jobs (default)": ("flow", []),
@@ -58,6 +60,11 @@ def run_child(mode: str, sources_file: Path, root: Path, settings: Sequence[str]
 
 def child(mode: str, sources_file: Path, root: Path, settings: Sequence[str]) -> None:
     cfg_overrides = overrides(sources_file, root, settings)
+    if mode == "empty":
+        from prefect import flow
+
+        flow(name="empty")(lambda: None)()
+        return
     if mode == "flow":
         from flows.corpus_rebuild import corpus_rebuild
 
@@ -96,7 +103,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=int, default=4, help="replicas of the demo corpus")
     parser.add_argument("--processes", type=int, default=2, help="worker processes (execution.processes)")
-    parser.add_argument("--child", choices=["pipeline", "flow"], help=argparse.SUPPRESS)
+    parser.add_argument("--child", choices=["empty", "pipeline", "flow"], help=argparse.SUPPRESS)
     parser.add_argument("--sources", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--root", type=Path, help=argparse.SUPPRESS)
     parser.add_argument("--set", dest="settings", action="append", default=[], help=argparse.SUPPRESS)
@@ -112,16 +119,18 @@ def main() -> None:
         for label, (mode, settings) in RUNS.items():
             root = Path(workdir) / mode / str(len(results))
             results[label] = run_child(mode, sources_file, root, [*workers, *settings])
-            digests.add(outputs_digest(root))
+            if mode != "empty":
+                digests.add(outputs_digest(root))
             print(f"{label}: {results[label][0]:.1f} CPU s, {results[label][1]:.1f} s wall", flush=True)
-        megabytes = text_megabytes(sources_file, root)
+        megabytes = text_megabytes(sources_file, root)  # the last run's: every run but the empty one wrote the same
     baseline = results["pipeline, no Prefect"][0]
     print(f"\n{megabytes:.1f} MB of text ({args.scale}x the demo corpus), {args.processes} worker processes")
     print("| run | CPU s | wall s | MB/s per core | GB per core-hour | CPU vs no Prefect |")
     print("|---|---:|---:|---:|---:|---:|")
     for label, (cpu, wall) in results.items():
         rate = megabytes / cpu
-        print(f"| {label} | {cpu:.1f} | {wall:.1f} | {rate:.2f} | {rate * 3.6:.2f} | {cpu / baseline:.2f}x |")
+        rates = "| - | -" if RUNS[label][0] == "empty" else f"| {rate:.2f} | {rate * 3.6:.2f}"
+        print(f"| {label} | {cpu:.1f} | {wall:.1f} {rates} | {cpu / baseline:.2f}x |")
     print(f"outputs byte-identical across the runs: {len(digests) == 1}")
 
 
