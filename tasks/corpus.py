@@ -74,8 +74,16 @@ def plan_stage(cfg: PipelineConfig, name: str) -> StagePlan:
 def run_stage_shards(
     cfg: PipelineConfig, name: str, group: JobGroup[ShardJob], artifacts: dict[str, str]
 ) -> list[ShardRecord]:
-    pipeline = CorpusPipeline(cfg)
-    return [pipeline.run_job(name, job, artifacts) for job in group.jobs]
+    """The group's shards in turn, a log line for each as it ends (the task's log in the UI shows its progress)."""
+    pipeline, logger, records = CorpusPipeline(cfg), get_run_logger(), []
+    for done, job in enumerate(group.jobs, start=1):
+        record = pipeline.run_job(name, job, artifacts)
+        logger.info(
+            "%s: shard %s done, %d documents in, %d out, %.1f s (%d of %d in this task)",
+            name, job.key, record.docs_in, record.docs_out, record.seconds, done, len(group.jobs),
+        )  # fmt: skip
+        records.append(record)
+    return records
 
 
 @task(cache_policy=NO_CACHE, task_run_name="finalize-{plan.name}")

@@ -3,13 +3,15 @@ fit), give the same bytes as an in-process run, with a Prefect task per group of
 
 from __future__ import annotations
 
+import logging
 import math
+import time
 from pathlib import Path
 
 import pytest
 from prefect import flow
 from prefect.client.orchestration import get_client
-from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId, LogFilter, LogFilterFlowRunId
 
 from flows.corpus_rebuild import run_stage_on_runner
 from pretrain_core.config import PipelineConfig, load_config
@@ -36,8 +38,17 @@ def stages_on_runner(cfg: PipelineConfig) -> dict[str, int]:
     ],
 )
 def test_stages_on_workers_match_in_process(
-    small_config_file: Path, tmp_path: Path, settings: list[str], runner_name: str, both: list[str]
+    small_config_file: Path,
+    tmp_path: Path,
+    settings: list[str],
+    runner_name: str,
+    both: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
+    # the suite runs Prefect at WARNING; an operator, and these workers (they read it from the environment), at INFO
+    monkeypatch.setenv("PREFECT_LOGGING_LEVEL", "INFO")
+    caplog.set_level(logging.INFO, logger="prefect")
     elsewhere = load_config(small_config_file, [f"storage.root={tmp_path / 'workers'}", *settings, *both])
     local = load_config(small_config_file, [f"storage.root={tmp_path / 'local'}", *both])
     for cfg in (elsewhere, local):
@@ -53,6 +64,8 @@ def test_stages_on_workers_match_in_process(
     per_task = jobs_per_task(shards, worker_count(elsewhere.execution), elsewhere.execution.jobs_per_task)
     assert per_task == (elsewhere.execution.jobs_per_task or 1), shards  # few shards: a task each on Dask
     assert clean_task_runs(state.state_details.flow_run_id) == math.ceil(shards / per_task) > 1
+    done_lines = shard_log_lines(state.state_details.flow_run_id, "clean", shards)
+    assert len(done_lines) == shards and all("documents in" in line for line in done_lines)
     assert (tmp_path / "workers" / "corpus" / "dedup" / "artifacts" / "partials").is_dir()
     merged = list((tmp_path / "workers" / "corpus" / "dedup").rglob("merge_*"))  # the merge rounds' markers
     assert bool(merged) == bool(both)
@@ -68,6 +81,19 @@ def clean_task_runs(flow_run_id: object) -> int:
     with get_client(sync_client=True) as client:
         runs = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])))
     return sum(run.name.startswith("clean-") for run in runs)
+
+
+def shard_log_lines(flow_run_id: object, stage: str, shards: int, timeout_s: float = 30) -> list[str]:
+    """The flow run's "<stage>: shard ... done" log lines as the API serves them (logs are shipped in batches:
+    wait until every shard's line came, or the time is up)."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        with get_client(sync_client=True) as client:
+            logs = client.read_logs(log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[flow_run_id])))
+        lines = [log.message for log in logs if log.message.startswith(f"{stage}: shard ")]
+        if len(lines) >= shards or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.5)
 
 
 def stage_files(root: Path, name: str) -> list[Path]:
