@@ -29,6 +29,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from bench_scale import input_megabytes, overrides
 from scale_corpus import build
 
 from pretrain_core.config import load_config
@@ -40,10 +41,6 @@ RUNS = {
     "flow, a task per job": ("flow", ["execution.jobs_per_task=1"]),
     "flow, grouped jobs (default)": ("flow", []),
 }
-
-
-def overrides(sources_file: Path, root: Path, settings: Sequence[str]) -> list[str]:
-    return [f"sources_file={sources_file}", f"storage.root={root}", "name=bench", *settings]
 
 
 def run_child(mode: str, sources_file: Path, root: Path, settings: Sequence[str]) -> tuple[float, float]:
@@ -73,19 +70,6 @@ def child(mode: str, sources_file: Path, root: Path, settings: Sequence[str]) ->
     pipeline = CorpusPipeline(load_config(None, cfg_overrides))
     for stage in CORPUS_STAGES:
         pipeline.run_stage(stage)
-
-
-def text_megabytes(sources_file: Path, root: Path) -> float:
-    """UTF-8 text ingest handed on (what every later stage starts from)."""
-    import pyarrow.compute as pc
-    import pyarrow.parquet as pq
-
-    pipeline = CorpusPipeline(load_config(None, overrides(sources_file, root, [])))
-    shards = Path(pipeline.root("ingest"), "data").glob("*.parquet")
-    return (
-        sum(pc.sum(pc.binary_length(pq.read_table(s, columns=["text"]).column("text"))).as_py() or 0 for s in shards)
-        / 1e6
-    )
 
 
 def outputs_digest(root: Path) -> str:
@@ -122,7 +106,8 @@ def main() -> None:
             if mode != "empty":
                 digests.add(outputs_digest(root))
             print(f"{label}: {results[label][0]:.1f} CPU s, {results[label][1]:.1f} s wall", flush=True)
-        megabytes = text_megabytes(sources_file, root)  # the last run's: every run but the empty one wrote the same
+        # what ingest handed on (clean's input), in the last run: every run but the empty one wrote the same
+        megabytes = input_megabytes(sources_file, root, "clean")[0]
     baseline = results["pipeline, no Prefect"][0]
     print(f"\n{megabytes:.1f} MB of text ({args.scale}x the demo corpus), {args.processes} worker processes")
     print("| run | CPU s | wall s | MB/s per core | GB per core-hour | CPU vs no Prefect |")
