@@ -53,7 +53,9 @@ def build_parser() -> argparse.ArgumentParser:
         epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("-v", "--verbose", action="store_true", help="debug logging")
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="debug logging, and the traceback of a missing-file error"
+    )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     run = commands.add_parser(
@@ -238,6 +240,11 @@ def main(argv: list[str] | None = None) -> int:
             pretrain_pipeline(args.config, args.overrides)
     except ConfigError as exc:
         print(f"pretrain: {exc}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as exc:  # an input, reference or checkpoint that is not there: the user's to fix
+        if args.verbose:
+            raise
+        print(f"pretrain: {exc} (-v shows where)", file=sys.stderr)
         return 2
     return 0
 

@@ -79,7 +79,7 @@ def add_model_commands(commands: Any) -> None:
 def run_model_command(args: argparse.Namespace) -> int:
     try:
         return _COMMANDS[args.command](args)
-    except (FileNotFoundError, ValueError) as error:
+    except ValueError as error:  # a missing file is main's to report
         raise ConfigError(str(error)) from None
 
 

@@ -117,6 +117,17 @@ def test_quality_with_a_self_reference_the_input_lacks_is_one_line_and_exit_2(
     assert "quality.prose_reference.sources=[]" in last and "Traceback" not in run.stderr
 
 
+def test_a_missing_input_is_one_line_and_exit_2_and_verbose_shows_the_traceback(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["stage", "clean", "--input", str(tmp_path / "absent.jsonl"), "--output", str(tmp_path / "out")]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == f"pretrain: source 'input_0': nothing at {tmp_path / 'absent.jsonl'} (-v shows where)"
+    with pytest.raises(FileNotFoundError, match="nothing at"):
+        main(["-v", *args])
+
+
 def test_an_override_that_is_not_yaml_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["config", "show", "--set", "dedup.threshold=[0.7"]) == 2
     err = capsys.readouterr().err.strip()
