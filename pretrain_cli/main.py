@@ -13,6 +13,7 @@ import yaml
 
 from pretrain_cli.model_commands import MODEL_COMMANDS, add_model_commands, run_model_command
 from pretrain_core.config import ConfigError, PipelineConfig, load_config
+from pretrain_core.ingest.records import MISSING_TEXT_FIELD
 from pretrain_core.stages import CORPUS
 from pretrain_eval.stage_quality import PARTS
 
@@ -157,9 +158,16 @@ def _run_stage(args: argparse.Namespace) -> None:
             bar.total = total
             bar.update(done - bar.n)
 
-        manifest = run_standalone(cfg, args.name, args.input, args.output, args.domain, args.text_field, progress)
-    _print_manifests({args.name: manifest})
+        manifests = run_standalone(cfg, args.name, args.input, args.output, args.domain, args.text_field, progress)
+    _print_manifests(manifests)
     print(f"manifest: {args.output.rstrip('/')}/manifest.json")
+    ingest = manifests.get("ingest")
+    if ingest is not None and ingest.docs_out == 0 and ingest.dropped.get(MISSING_TEXT_FIELD):
+        print(
+            f"pretrain: warning: {ingest.dropped[MISSING_TEXT_FIELD]} of {ingest.docs_in} input records have no "
+            f"{args.text_field!r} field and nothing else was kept: --text-field names the field that holds the text",
+            file=sys.stderr,
+        )
 
 
 def _stage_report(args: argparse.Namespace) -> int:

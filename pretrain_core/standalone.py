@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pyarrow as pa
@@ -80,12 +81,19 @@ def _source_for(url: str, index: int, domain: str, text_field: str) -> SourceCon
     )
 
 
+@dataclass(frozen=True)
+class PreparedInputs:
+    shards: list[str]  # conformed to the stage's input contract, under <output>/_input
+    ingest: StageManifest | None  # what ingesting the raw files kept and quarantined; None when none was raw
+
+
 def prepare_inputs(
     cfg: PipelineConfig, target: pa.Schema, input_urls: list[str], output: str, domain: str, text_field: str
-) -> list[str]:
+) -> PreparedInputs:
     """Shards that satisfy the `target` input contract, ingesting and conforming raw files under `<output>/_input`."""
     raw = [u for u in input_urls if not _is_ingested(u)]
     ready = [u for u in input_urls if u not in raw]
+    ingested = None
     if raw:
         sources = [_source_for(u, i, domain, text_field) for i, u in enumerate(raw)]
         ingest_cfg = cfg.model_copy(update={"sources": sources})
@@ -97,7 +105,7 @@ def prepare_inputs(
         target_url = storage.join(output, "_input", name)
         storage.write_parquet(target_url, conform(storage.read_parquet(url), target))
         prepared.append(target_url)
-    return prepared
+    return PreparedInputs(prepared, ingested)
 
 
 def run_standalone(
@@ -109,9 +117,11 @@ def run_standalone(
     text_field: str = "text",
     progress: Callable[[int, int], None] | None = None,
     registry: StageRegistry = CORPUS,
-) -> StageManifest:
+) -> dict[str, StageManifest]:
     """Run `stage` on `input_urls`, writing its data, quarantine, artifacts and manifest under `output`; the shared
-    fits it uses (tokenizer, splits) are fitted on the same inputs, under `output` too."""
+    fits it uses (tokenizer, splits) are fitted on the same inputs, under `output` too. Returns the manifest of
+    every stage run, in order: "ingest" first when raw files were ingested for a later stage (what it
+    quarantined never reaches the stage, so its counts belong beside the stage's), then the stage's."""
     configure_storage(cfg, [output])  # a root that cannot be used is refused before the lock is written there
     fingerprint = hashlib.sha256(json.dumps([stage, sorted(input_urls), cfg.hash()]).encode()).hexdigest()[:16]
     with root_lock(output, fingerprint, what=f"pretrain stage {stage}"):
@@ -127,17 +137,18 @@ def _run_standalone(
     text_field: str,
     progress: Callable[[int, int], None] | None,
     registry: StageRegistry,
-) -> StageManifest:
+) -> dict[str, StageManifest]:
     spec = registry.stage(stage)
     if spec.input_schema is None:  # reads_sources, spelt so the type checker narrows input_schema below
         sources = [_source_for(u, i, domain, text_field) for i, u in enumerate(input_urls)]
         pipeline = CorpusPipeline(cfg.model_copy(update={"sources": sources}), roots={stage: output}, registry=registry)
-        return pipeline.run_stage(stage, progress)
+        return {stage: pipeline.run_stage(stage, progress)}
     prepared = prepare_inputs(cfg, spec.input_schema, input_urls, output, domain, text_field)
     pipeline = CorpusPipeline(
         cfg,
         roots={stage: output, **{fit: storage.join(output, fit) for fit in spec.uses}},
-        inputs={stage: prepared, **{fit: prepared for fit in spec.uses}},
+        inputs={stage: prepared.shards, **{fit: prepared.shards for fit in spec.uses}},
         registry=registry,
     )
-    return pipeline.run_stage(stage, progress)
+    ran = {"ingest": prepared.ingest} if prepared.ingest is not None else {}
+    return {**ran, stage: pipeline.run_stage(stage, progress)}

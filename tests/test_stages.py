@@ -58,5 +58,7 @@ def test_an_added_stage_runs_standalone_on_plain_jsonl(tmp_path: Path) -> None:
     docs = [{"id": "a", "text": "Python has lambda expressions."}, {"id": "b", "text": "Plain prose here."}]
     source = tmp_path / "docs.jsonl"
     source.write_text("".join(json.dumps(d) + "\n" for d in docs), encoding="utf-8")
-    manifest = run_standalone(load_config(), "word_filter", [str(source)], str(tmp_path / "out"), registry=WITH_TOY)
+    ran = run_standalone(load_config(), "word_filter", [str(source)], str(tmp_path / "out"), registry=WITH_TOY)
+    assert list(ran) == ["ingest", "word_filter"] and ran["ingest"].docs_out == 2
+    manifest = ran["word_filter"]
     assert (manifest.docs_in, manifest.docs_out, manifest.dropped) == (2, 1, {REASON: 1})

@@ -29,7 +29,7 @@ def test_formats_come_from_the_bytes_whatever_the_name(tmp_path: Path) -> None:
 
 
 def test_a_warc_given_to_ingest_alone_is_read_as_a_warc(tmp_path: Path) -> None:
-    manifest = run_standalone(load_config(), "ingest", [str(WARC)], str(tmp_path / "out"))
+    manifest = run_standalone(load_config(), "ingest", [str(WARC)], str(tmp_path / "out"))["ingest"]
     assert manifest.docs_out > 100 and "malformed_json" not in manifest.dropped
 
 
@@ -37,5 +37,5 @@ def test_a_file_too_damaged_to_sniff_is_left_to_its_reader_to_quarantine(tmp_pat
     broken = tmp_path / "cut.jsonl.gz"
     broken.write_bytes(gzip.compress(b'{"text": "a"}\n' * 1000)[:40])
     assert input_format(str(broken)) == "jsonl"
-    manifest = run_standalone(load_config(), "ingest", [str(broken)], str(tmp_path / "out"))
+    manifest = run_standalone(load_config(), "ingest", [str(broken)], str(tmp_path / "out"))["ingest"]
     assert manifest.dropped == {"truncated_compressed_file": 1}

@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from pretrain_cli.main import build_parser, main
@@ -43,7 +44,9 @@ def test_config_show_prints_resolved_yaml_and_hash(capsys: pytest.CaptureFixture
     assert "max_steps: 5" in out and "# config hash: " in out
 
 
-def test_stage_runs_alone_on_raw_jsonl_and_quarantines_bad_lines(tmp_path: Path, real_texts: list[str]) -> None:
+def test_stage_runs_alone_on_raw_jsonl_and_quarantines_bad_lines(
+    tmp_path: Path, real_texts: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
     path = tmp_path / "docs.jsonl.gz"
     lines = [json.dumps({"text": t}) for t in real_texts] + ['{"text": "broken', json.dumps({"text": real_texts[0]})]
     path.write_bytes(gzip.compress("\n".join(lines).encode()))
@@ -54,6 +57,8 @@ def test_stage_runs_alone_on_raw_jsonl_and_quarantines_bad_lines(tmp_path: Path,
     manifest = storage.read_json(str(out / "manifest.json"))
     ingest = storage.read_json(str(out / "_ingest" / "manifest.json"))
     assert ingest["dropped"] == {"malformed_json": 1}
+    rows = [line.split()[0] for line in capsys.readouterr().out.splitlines()[1:3]]
+    assert rows == ["ingest", "dedup"]  # what ingest quarantined is shown beside the stage's own counts
     assert manifest["docs_in"] == len(real_texts) + 1
     # The licence directory itself holds identical texts under several names, plus the repeated line above.
     assert manifest["dropped"]["exact_duplicate"] == len(real_texts) + 1 - len(set(real_texts))
@@ -126,6 +131,24 @@ def test_a_missing_input_is_one_line_and_exit_2_and_verbose_shows_the_traceback(
     assert err == f"pretrain: source 'input_0': nothing at {tmp_path / 'absent.jsonl'} (-v shows where)"
     with pytest.raises(FileNotFoundError, match="nothing at"):
         main(["-v", *args])
+
+
+def test_input_without_the_text_field_warns_which_option_names_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "docs.parquet"
+    storage.write_parquet(str(path), pa.table({"body": ["a document in another column"] * 3}))
+    assert main(["stage", "clean", "--input", str(path), "--output", str(tmp_path / "out")]) == 0
+    captured = capsys.readouterr()
+    assert 'ingest            3        0  {"missing_text_field": 3}' in captured.out
+    assert captured.err.strip().splitlines()[-1] == (
+        "pretrain: warning: 3 of 3 input records have no 'text' field and nothing else was kept: "
+        "--text-field names the field that holds the text"
+    )
+    assert (
+        main(["stage", "clean", "--input", str(path), "--output", str(tmp_path / "body"), "--text-field", "body"]) == 0
+    )
+    assert "warning" not in capsys.readouterr().err
 
 
 def test_an_override_that_is_not_yaml_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
