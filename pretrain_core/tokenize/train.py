@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import heapq
 import io
+import re
 from collections.abc import Iterable, Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ import sentencepiece as spm
 from sentencepiece import sentencepiece_model_pb2
 
 from pretrain_core import storage
+from pretrain_core.config_base import ConfigError
 from pretrain_core.tokenize.config import TokenizerConfig
 from pretrain_core.tokenize.keys import doc_key
 
@@ -91,6 +93,21 @@ def _cut(line: str, limit: int) -> Iterator[str]:
     yield line
 
 
+_VOCABULARY_CAP = re.compile(r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)")
+
+
+def _training_failure(message: str, vocab_size: int) -> str:
+    """One line for a user: SentencePiece's own words, and when the text is too small for the vocabulary (a
+    sample or a standalone run on a few documents), the override that fits it."""
+    cap = _VOCABULARY_CAP.search(message)
+    if cap is not None:
+        return (
+            f"tokenize: the text it trains on yields at most {cap.group(2)} pieces, fewer than tokenizer.vocab_size "
+            f"({vocab_size}): give it more text or --set tokenizer.vocab_size={cap.group(2)}"
+        )
+    return f"tokenize: tokenizer training failed ({message}); check tokenizer.vocab_size for this corpus"
+
+
 def train_model(sentences: Iterable[str], cfg: TokenizerConfig) -> bytes:
     """Serialized SentencePiece model trained on ``sentences`` (deterministic for a given input and config)."""
     writer = io.BytesIO()
@@ -116,7 +133,7 @@ def train_model(sentences: Iterable[str], cfg: TokenizerConfig) -> bytes:
             add_dummy_prefix=False,
         )
     except RuntimeError as error:
-        raise ValueError(f"tokenizer training failed ({error}); check tokenizer.vocab_size for this corpus") from None
+        raise ConfigError(_training_failure(str(error), cfg.vocab_size)) from None
     model = sentencepiece_model_pb2.ModelProto()  # type: ignore[attr-defined]
     model.ParseFromString(writer.getvalue())
     model.trainer_spec.ClearField("num_threads")  # the only thread-dependent byte in the model

@@ -6,6 +6,7 @@ import pytest
 import sentencepiece as spm
 
 from pretrain_core import storage
+from pretrain_core.config_base import ConfigError
 from pretrain_core.tokenize.config import TokenizerConfig
 from pretrain_core.tokenize.train import fit_tokenizer, sample_documents, tokenizer_sha256, training_chunks
 
@@ -69,6 +70,12 @@ def test_training_chunks_are_whole_lines_within_bounds_and_budget(documents: lis
     assert every.split() == texts[0].split()  # cuts lose no word, only runs of blank lines between chunks
 
 
-def test_too_large_vocabulary_is_refused_with_the_setting_named(quality_shards: list[str], tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="vocab_size"):
-        fit_tokenizer(quality_shards[:1], TokenizerConfig(vocab_size=200_000, max_training_chars=5_000), str(tmp_path))
+def test_too_large_vocabulary_is_a_config_error_naming_the_override_that_fits(
+    quality_shards: list[str], tmp_path: Path
+) -> None:
+    cfg = TokenizerConfig(vocab_size=200_000, max_training_chars=5_000)
+    with pytest.raises(ConfigError, match=r"--set tokenizer.vocab_size=(\d+)$") as refused:
+        fit_tokenizer(quality_shards[:1], cfg, str(tmp_path))
+    cap = int(str(refused.value).rsplit("=", 1)[1])
+    assert 0 < cap < 200_000 and "fewer than tokenizer.vocab_size (200000)" in str(refused.value)
+    fit_tokenizer(quality_shards[:1], cfg.model_copy(update={"vocab_size": cap}), str(tmp_path / "fits"))
