@@ -85,7 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
         "stage",
         help="run one corpus stage by itself on JSONL or Parquet files (no Prefect)",
         description="Run one stage on the given files. Raw JSONL (.gz/.zst) or Parquet with a text column is "
-        "ingested first; outputs, quarantined documents and the manifest go under --output.\n\nstages:\n"
+        "ingested first; outputs, quarantined documents and the manifest go under --output. Shards run in this "
+        "process, or in execution.processes worker processes; a Dask cluster is for `pretrain corpus`.\n\nstages:\n"
         + "\n".join(f"  {spec.name:<10} {spec.help}" for spec in CORPUS.stages),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -152,6 +153,12 @@ def _run_stage(args: argparse.Namespace) -> None:
     from pretrain_core.standalone import run_standalone
 
     cfg = _load(args)
+    if cfg.execution.dask_address or cfg.execution.dask_local_workers:
+        print(
+            "pretrain: warning: `pretrain stage` runs without Prefect or Dask, so execution.dask_* is ignored here: "
+            "--set execution.processes=N uses N local cores, `pretrain corpus` a Dask cluster",
+            file=sys.stderr,
+        )
     with tqdm(desc=args.name, unit="shard") as bar:
 
         def progress(done: int, total: int) -> None:

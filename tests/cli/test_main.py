@@ -151,6 +151,16 @@ def test_input_without_the_text_field_warns_which_option_names_it(
     assert "warning" not in capsys.readouterr().err
 
 
+def test_a_dask_setting_on_a_standalone_stage_is_named_as_ignored(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "docs.jsonl"
+    path.write_text(json.dumps({"text": "one document"}) + "\n", encoding="utf-8")
+    args = ["stage", "ingest", "--input", str(path), "--output", str(tmp_path / "out")]
+    assert main([*args, "--set", "execution.dask_local_workers=2"]) == 0
+    assert "execution.dask_* is ignored here" in capsys.readouterr().err
+
+
 def test_an_override_that_is_not_yaml_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["config", "show", "--set", "dedup.threshold=[0.7"]) == 2
     err = capsys.readouterr().err.strip()
