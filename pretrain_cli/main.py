@@ -100,6 +100,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="domain of raw inputs (default: general)",
     )
     stage.add_argument("--text-field", default="text", help="text field of raw JSONL/Parquet (default: text)")
+    stage.add_argument(
+        "--path-field",
+        help="with --domain code: the field of raw JSONL/Parquet holding each file's path, whose extension gives "
+        "its language (so PII reads its comments for names)",
+    )
     _add_config_args(stage)
 
     report = commands.add_parser(
@@ -150,7 +155,7 @@ def _print_manifests(manifests: dict[str, Any]) -> None:
 def _run_stage(args: argparse.Namespace) -> None:
     from tqdm import tqdm
 
-    from pretrain_core.standalone import run_standalone
+    from pretrain_core.standalone import RawInputs, run_standalone
 
     cfg = _load(args)
     if cfg.execution.dask_address or cfg.execution.dask_local_workers:
@@ -165,7 +170,8 @@ def _run_stage(args: argparse.Namespace) -> None:
             bar.total = total
             bar.update(done - bar.n)
 
-        manifests = run_standalone(cfg, args.name, args.input, args.output, args.domain, args.text_field, progress)
+        raw_inputs = RawInputs(args.domain, args.text_field, args.path_field)
+        manifests = run_standalone(cfg, args.name, args.input, args.output, raw_inputs, progress)
     _print_manifests(manifests)
     print(f"manifest: {args.output.rstrip('/')}/manifest.json")
     ingest = manifests.get("ingest")

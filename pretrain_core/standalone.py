@@ -74,11 +74,20 @@ def input_format(url: str) -> str:
     return content_format(url) or ("parquet" if url.endswith(".parquet") else "jsonl")
 
 
-def _source_for(url: str, index: int, domain: str, text_field: str) -> SourceConfig:
-    fmt = input_format(url)
-    return SourceConfig.model_validate(
-        {"name": f"input_{index}", "domain": domain, "format": fmt, "path": url, "text_field": text_field}
-    )
+@dataclass(frozen=True)
+class RawInputs:
+    """How to read input files that are not yet ingested: their documents' domain and the record fields that
+    hold each document's text and, for code, its file path (which gives its language)."""
+
+    domain: str = "general"
+    text_field: str = "text"
+    path_field: str | None = None
+
+    def source(self, url: str, index: int) -> SourceConfig:
+        fields = {"text_field": self.text_field, "path_field": self.path_field}
+        return SourceConfig.model_validate(
+            {"name": f"input_{index}", "domain": self.domain, "format": input_format(url), "path": url, **fields}
+        )
 
 
 @dataclass(frozen=True)
@@ -88,14 +97,14 @@ class PreparedInputs:
 
 
 def prepare_inputs(
-    cfg: PipelineConfig, target: pa.Schema, input_urls: list[str], output: str, domain: str, text_field: str
+    cfg: PipelineConfig, target: pa.Schema, input_urls: list[str], output: str, raw_inputs: RawInputs
 ) -> PreparedInputs:
     """Shards that satisfy the `target` input contract, ingesting and conforming raw files under `<output>/_input`."""
     raw = [u for u in input_urls if not _is_ingested(u)]
     ready = [u for u in input_urls if u not in raw]
     ingested = None
     if raw:
-        sources = [_source_for(u, i, domain, text_field) for i, u in enumerate(raw)]
+        sources = [raw_inputs.source(u, i) for i, u in enumerate(raw)]
         ingest_cfg = cfg.model_copy(update={"sources": sources})
         ingested = CorpusPipeline(ingest_cfg, roots={"ingest": storage.join(output, "_ingest")}).run_stage("ingest")
         ready += [u for u in ingested.outputs if "/data/" in u]
@@ -113,8 +122,7 @@ def run_standalone(
     stage: str,
     input_urls: list[str],
     output: str,
-    domain: str = "general",
-    text_field: str = "text",
+    raw_inputs: RawInputs = RawInputs(),
     progress: Callable[[int, int], None] | None = None,
     registry: StageRegistry = CORPUS,
 ) -> dict[str, StageManifest]:
@@ -125,7 +133,7 @@ def run_standalone(
     configure_storage(cfg, [output])  # a root that cannot be used is refused before the lock is written there
     fingerprint = hashlib.sha256(json.dumps([stage, sorted(input_urls), cfg.hash()]).encode()).hexdigest()[:16]
     with root_lock(output, fingerprint, what=f"pretrain stage {stage}"):
-        return _run_standalone(cfg, stage, input_urls, output, domain, text_field, progress, registry)
+        return _run_standalone(cfg, stage, input_urls, output, raw_inputs, progress, registry)
 
 
 def _run_standalone(
@@ -133,17 +141,16 @@ def _run_standalone(
     stage: str,
     input_urls: list[str],
     output: str,
-    domain: str,
-    text_field: str,
+    raw_inputs: RawInputs,
     progress: Callable[[int, int], None] | None,
     registry: StageRegistry,
 ) -> dict[str, StageManifest]:
     spec = registry.stage(stage)
     if spec.input_schema is None:  # reads_sources, spelt so the type checker narrows input_schema below
-        sources = [_source_for(u, i, domain, text_field) for i, u in enumerate(input_urls)]
+        sources = [raw_inputs.source(u, i) for i, u in enumerate(input_urls)]
         pipeline = CorpusPipeline(cfg.model_copy(update={"sources": sources}), roots={stage: output}, registry=registry)
         return {stage: pipeline.run_stage(stage, progress)}
-    prepared = prepare_inputs(cfg, spec.input_schema, input_urls, output, domain, text_field)
+    prepared = prepare_inputs(cfg, spec.input_schema, input_urls, output, raw_inputs)
     pipeline = CorpusPipeline(
         cfg,
         roots={stage: output, **{fit: storage.join(output, fit) for fit in spec.uses}},

@@ -44,6 +44,16 @@ class SourceConfig(StrictModel):
             "the record's position, so re-splitting the input files keeps ids."
         ),
     )
+    path_field: str | None = Field(
+        default=None,
+        min_length=1,
+        description=(
+            "jsonl/parquet, code sources: a field holding each record's file path or name (The Stack's "
+            "max_stars_repo_path); the record's language comes from its extension as in a code tree (code_extensions "
+            "apply), so later stages can lex it. Unset, code records have no language: the PII stage cannot read "
+            "their comments and strings for names (it counts them as pii_code_prose_not_run)."
+        ),
+    )
     include_hidden: bool = Field(
         default=False, description="Also read files under names starting with '.' (e.g. .git/ is skipped by default)."
     )

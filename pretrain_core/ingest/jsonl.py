@@ -12,6 +12,7 @@ from typing import IO
 
 from pretrain_core.ingest.compression import open_decompressed
 from pretrain_core.ingest.config import IngestConfig, SourceConfig
+from pretrain_core.ingest.languages import language_of_path
 from pretrain_core.ingest.records import (
     EMPTY_FILE,
     INVALID_UTF8,
@@ -36,6 +37,7 @@ def _lines(
     stream: IO[bytes], rel: str, source: SourceConfig, cfg: IngestConfig, stats: Counter[str]
 ) -> Iterator[RawDoc]:
     records = 0
+    reads_path = source.path_field is not None and source.domain == "code"
     for number, (line, too_long) in enumerate(bounded_lines(stream, cfg.max_doc_bytes), start=1):
         location = f"{rel}:{number}"
         if too_long:
@@ -60,7 +62,8 @@ def _lines(
             yield dropped(location, MALFORMED_JSON, decoded)
             continue
         record_id = record.get(source.id_field) if source.id_field else None
-        yield from_fields(location, record.get(source.text_field), record_id, source.id_field is not None)
+        language = language_of_path(record.get(source.path_field), source.code_extensions) if reads_path else None
+        yield from_fields(location, record.get(source.text_field), record_id, source.id_field is not None, language)
     if records == 0:
         stats["empty_files"] += 1
         yield dropped(rel, EMPTY_FILE)

@@ -87,6 +87,14 @@ FILE_NAMES: dict[str, str] = {
 }
 
 
+def language_of_path(path: object, overrides: Mapping[str, str]) -> str | None:
+    """The language of a record's path field (any value: a record may hold null or a number there); None if it
+    names no known language."""
+    if not isinstance(path, str) or not path:
+        return None
+    return language_of(path.replace("\\", "/").rsplit("/", 1)[-1], overrides)
+
+
 def language_of(file_name: str, overrides: Mapping[str, str]) -> str | None:
     """The language of a file name, `overrides` (extension → language) winning over the defaults; None if unknown."""
     if file_name in FILE_NAMES:

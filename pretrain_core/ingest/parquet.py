@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 
 from pretrain_core import storage
 from pretrain_core.ingest.config import IngestConfig, SourceConfig
+from pretrain_core.ingest.languages import language_of_path
 from pretrain_core.ingest.records import EMPTY_FILE, MISSING_TEXT_FIELD, RawDoc, dropped, from_fields
 
 CORRUPT_PARQUET = "corrupt_parquet"
@@ -42,7 +43,9 @@ def read_parquet(url: str, rel: str, source: SourceConfig, cfg: IngestConfig, st
             for row in range(parquet.metadata.num_rows):
                 yield dropped(f"{rel}:{row}", MISSING_TEXT_FIELD)
             return
-        columns = [source.text_field] + ([source.id_field] if source.id_field in names else [])
+        path_field = source.path_field if source.domain == "code" and source.path_field in names else None
+        wanted = (source.text_field, source.id_field, path_field)
+        columns = list(dict.fromkeys(f for f in wanted if f is not None and f in names))
         first = 0
         for group in range(parquet.num_row_groups):
             # Row group by row group: a damaged page costs the rows of its group not yet read, each dropped as
@@ -53,8 +56,10 @@ def read_parquet(url: str, rel: str, source: SourceConfig, cfg: IngestConfig, st
                 for batch in parquet.iter_batches(batch_size=_BATCH_ROWS, columns=columns, row_groups=[group]):
                     texts = batch.column(source.text_field).to_pylist()
                     ids = batch.column(source.id_field).to_pylist() if source.id_field in names else [None] * len(texts)
-                    for text, record_id in zip(texts, ids, strict=True):
-                        yield from_fields(f"{rel}:{row}", text, record_id, source.id_field is not None)
+                    paths = batch.column(path_field).to_pylist() if path_field else [None] * len(texts)
+                    for text, record_id, file_path in zip(texts, ids, paths, strict=True):
+                        language = language_of_path(file_path, source.code_extensions)
+                        yield from_fields(f"{rel}:{row}", text, record_id, source.id_field is not None, language)
                         row += 1
             except (pa.ArrowException, OSError) as error:
                 detail = f"row group {group}: {type(error).__name__}: {error}"[: cfg.preview_chars]

@@ -97,8 +97,9 @@ def guarded(location: str, records: Iterator[RawDoc]) -> Iterator[RawDoc]:
         yield dropped(location, reason, f"{type(error).__name__}: {error}")
 
 
-def from_fields(location: str, text: Any, record_id: Any, needs_id: bool) -> RawDoc:
-    """A document from a record's text and id fields, or the reason they cannot make one."""
+def from_fields(location: str, text: Any, record_id: Any, needs_id: bool, code_language: str | None = None) -> RawDoc:
+    """A document from a record's text and id fields (and the language its path field gave), or the reason they
+    cannot make one."""
     if text is None:
         return dropped(location, MISSING_TEXT_FIELD)
     if isinstance(text, bytes):
@@ -109,7 +110,7 @@ def from_fields(location: str, text: Any, record_id: Any, needs_id: bool) -> Raw
     if not isinstance(text, str):
         return dropped(location, NON_STRING_TEXT, json.dumps(text, ensure_ascii=False, default=str))
     if not needs_id:
-        return RawDoc(location=location, text=text)
+        return RawDoc(location=location, text=text, code_language=code_language)
     if record_id is None or record_id == "":
         return dropped(location, MISSING_ID_FIELD, text)
-    return RawDoc(location=location, text=text, record_id=str(record_id))
+    return RawDoc(location=location, text=text, record_id=str(record_id), code_language=code_language)

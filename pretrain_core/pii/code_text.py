@@ -30,6 +30,11 @@ def _lexer(code_language: str) -> Lexer | None:
         return None
 
 
+def can_lex(code_language: str | None) -> bool:
+    """Whether Pygments knows the language, so `code_prose` can find a file's comments and strings."""
+    return code_language is not None and _lexer(code_language) is not None
+
+
 @cache
 def _token_kind(token: _TokenType) -> tuple[bool, bool]:
     """Whether a Pygments token type is a name, and whether it is prose (asked once per type: a file has

@@ -96,7 +96,9 @@ class PiiConfig(StrictModel):
         default=True,
         description="Give documents without a language ('und', as plain JSONL run alone has) one, with the clean "
         "stage's language id at its defaults, so the tagger still runs on them. Counted in stat "
-        "'pii_lang_detected'; prose the tagger could not run on (another language) in 'pii_tagger_not_run'.",
+        "'pii_lang_detected'; prose the tagger could not run on (another language) in 'pii_tagger_not_run', code "
+        "whose comments and strings could not be read for names (no language Pygments knows) in "
+        "'pii_code_prose_not_run'.",
     )
     classifier_model: str | None = Field(
         default=None,

@@ -19,7 +19,7 @@ from pretrain_core import schema as contract
 from pretrain_core.clean.config import LangIdConfig
 from pretrain_core.clean.langid import UNDETERMINED, detect_language
 from pretrain_core.pii.classifier import NameAddressTagger, load_tagger, model_sha256
-from pretrain_core.pii.code_text import code_prose
+from pretrain_core.pii.code_text import can_lex, code_prose
 from pretrain_core.pii.config import CLASSIFIER_TYPES, PiiConfig
 from pretrain_core.pii.detectors import find_structured
 from pretrain_core.pii.spans import Span, outside, redact, resolve_overlaps
@@ -93,6 +93,9 @@ class PiiStage:
         if not wanted or self.tagger is None:
             return
         for index in (i for i, code in enumerate(is_code) if code):
+            if not can_lex(code_languages[index]):  # no language (a path field would give one), or one unknown
+                stats["pii_code_prose_not_run"] += 1
+                continue
             prose = code_prose(texts[index], code_languages[index])
             chunks = [texts[index][start:end] for start, end in prose.regions]
             if not chunks or detect_language("\n".join(chunks), _LANGID).lang not in self.cfg.classifier_langs:

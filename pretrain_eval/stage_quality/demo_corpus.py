@@ -13,7 +13,7 @@ import pyarrow.compute as pc
 from pretrain_core import schema, storage
 from pretrain_core.config import PipelineConfig, load_config
 from pretrain_core.pipeline import CorpusPipeline
-from pretrain_core.standalone import prepare_inputs
+from pretrain_core.standalone import RawInputs, prepare_inputs
 
 
 def demo_config(root: str, limit: int | None = None) -> PipelineConfig:
@@ -31,7 +31,7 @@ def ingested_shards(cfg: PipelineConfig, output: str, limit: int | None = None) 
     with ``limit``, that many documents spread evenly over it (by id)."""
     ingested = CorpusPipeline(cfg).run_stage("ingest")
     data = [url for url in ingested.outputs if "/data/" in url]
-    shards = prepare_inputs(cfg, schema.QUALITY, data, output, "general", "text").shards
+    shards = prepare_inputs(cfg, schema.QUALITY, data, output, RawInputs()).shards
     if limit is None:
         return shards
     ids = sorted(i for url in shards for i in storage.read_parquet(url, columns=["id"]).column("id").to_pylist())

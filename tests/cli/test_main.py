@@ -103,6 +103,27 @@ def test_quality_alone_on_plain_jsonl_scores_against_the_shipped_reference(
     assert manifest["stats"]["quality_lang_detected"] == len(real_texts)
 
 
+def test_pii_alone_reads_names_in_code_comments_when_a_path_field_gives_the_language(
+    tmp_path: Path,
+) -> None:
+    code = (
+        "# Maintainer: Margaret Hamilton\n# Reviewed by Katherine Johnson\ndef launch(stage):\n    return stage + 1\n"
+    )
+    path = tmp_path / "code.jsonl"
+    path.write_text(json.dumps({"content": code, "path": "apollo/guidance.py"}) + "\n", encoding="utf-8")
+    args = ["stage", "pii", "--input", str(path), "--domain", "code", "--text-field", "content"]
+
+    assert main([*args, "--output", str(tmp_path / "blind")]) == 0
+    blind = storage.read_json(str(tmp_path / "blind" / "manifest.json"))
+    assert blind["stats"]["pii_code_prose_not_run"] == 1 and "pii_person" not in blind["stats"]
+
+    assert main([*args, "--output", str(tmp_path / "read"), "--path-field", "path"]) == 0
+    read = storage.read_json(str(tmp_path / "read" / "manifest.json"))
+    assert read["stats"]["pii_code_prose_tagged"] == 1 and read["stats"]["pii_person"] == 2
+    (text,) = storage.read_parquet(str(tmp_path / "read" / "data" / "input_0-00000.parquet")).column("text").to_pylist()
+    assert text.startswith("# Maintainer: <PERSON>\n# Reviewed by <PERSON>\n")
+
+
 def test_quality_with_a_self_reference_the_input_lacks_is_one_line_and_exit_2(
     tmp_path: Path, real_texts: list[str]
 ) -> None:

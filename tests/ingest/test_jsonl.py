@@ -112,6 +112,29 @@ def test_id_field_is_carried_and_required(tmp_path: Path, paragraphs: list[str])
     assert docs[1].reason == "missing_id_field"
 
 
+def test_a_code_records_path_field_gives_its_language(tmp_path: Path) -> None:
+    records = [
+        {"content": "def f():\n    return 1\n", "path": "src/pkg/util.py"},
+        {"content": "int main(void) { return 0; }\n", "path": "C:\\proj\\main.c"},
+        {"content": "x = 1\n", "path": "notes.unknown-ext"},
+        {"content": "y = 2\n", "path": None},
+        {"content": "z = 3\n"},
+    ]
+    (tmp_path / "code.jsonl").write_bytes(_jsonl(records))
+
+    def languages(domain: str) -> list[str | None]:
+        source = SourceConfig(
+            name="t", domain=domain, format="jsonl", path=str(tmp_path), text_field="content", path_field="path"
+        )  # type: ignore[arg-type]
+        return [
+            d.code_language
+            for d in read_jsonl(str(tmp_path / "code.jsonl"), "code.jsonl", source, IngestConfig(), Counter())
+        ]
+
+    assert languages("code") == ["python", "c", None, None, None]
+    assert languages("general") == [None] * 5  # a prose source's documents are not code, whatever their path
+
+
 @pytest.mark.parametrize("compress", [False, True])
 def test_a_50mb_line_is_quarantined_in_bounded_memory(tmp_path: Path, paragraphs: list[str], compress: bool) -> None:
     huge = " ".join(paragraphs)

@@ -26,6 +26,15 @@ def test_rows_become_documents_across_row_groups(tmp_path: Path, paragraphs: lis
     assert docs[100].record_id == "lic-100"
 
 
+def test_a_code_rows_path_column_gives_its_language(tmp_path: Path) -> None:
+    texts = ["a = 1\n", "let a = 1;\n", "?"]
+    pq.write_table(pa.table({"text": texts, "path": ["a/b.py", "web/app.js", None]}), tmp_path / "c.parquet")
+    config = SourceConfig(name="t", domain="code", format="parquet", path=str(tmp_path), path_field="path")
+    docs = list(read_parquet(str(tmp_path / "c.parquet"), "c.parquet", config, IngestConfig(), Counter()))
+    assert [d.code_language for d in docs] == ["python", "javascript", None]
+    assert [d.text for d in docs] == texts
+
+
 def test_null_text_missing_column_and_ids_are_dropped_by_row(tmp_path: Path, paragraphs: list[str]) -> None:
     pq.write_table(pa.table({"text": [paragraphs[0], None, paragraphs[2]]}), tmp_path / "n.parquet")
     docs, _ = _read(tmp_path / "n.parquet")

@@ -102,8 +102,10 @@ def test_names_in_code_are_read_in_comments_and_strings_only(pii_config: PiiConf
     assert {"Kevin O'Connor", "Tim Peters", "Raymond Hettinger"} <= names
     assert not any("KeyError" in name or "John" in name for name in names), names
     assert stats["pii_code_prose_tagged"] == 1
-    (unknown,) = PiiStage(pii_config).detect([code], [True], ["code"], Counter(), ["no-such-language"])
-    assert not any(s.type == "person" for s in unknown)  # a language Pygments does not know: patterns only
+    unread: Counter[str] = Counter()
+    unknown = PiiStage(pii_config).detect([code, code], [True, True], ["code"] * 2, unread, ["no-such-language", None])
+    assert not any(s.type == "person" for spans in unknown for s in spans)  # no lexer: patterns only
+    assert unread["pii_code_prose_not_run"] == 2 and unread["pii_code_prose_tagged"] == 0  # counted, not silent
 
 
 def test_code_is_searched_for_every_structured_kind_but_its_constants_are_left(pii_config: PiiConfig) -> None:
