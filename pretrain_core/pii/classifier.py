@@ -28,8 +28,14 @@ from pretrain_core import storage
 from pretrain_core.pii.address_patterns import find_addresses
 from pretrain_core.pii.cjk_names import CjkNames, has_cjk_cue
 from pretrain_core.pii.key_index import KeyIndex
-from pretrain_core.pii.latin_names import ARTICLE_BEFORE, cued_names, further_mentions, sentence_start
-from pretrain_core.pii.name_lists import chinese_surnames, japanese_names
+from pretrain_core.pii.latin_names import (
+    ARTICLE_BEFORE,
+    cued_names,
+    further_mentions,
+    lone_first_names,
+    sentence_start,
+)
+from pretrain_core.pii.name_lists import chinese_surnames, first_names_with_other_senses, japanese_names
 from pretrain_core.pii.spans import Span
 from pretrain_core.pii.tokens import Featurizer, lexical, token_texts
 from pretrain_core.quality.reference import shipped_records
@@ -187,6 +193,8 @@ class NameAddressTagger:
                 and not _in_verse(tagged.text, s)
                 and not _in_title_tail(tagged.text, s)
             ]
+            if lone:
+                spans = self._with_lone_first_names(tagged.text, spans)
             spans = _without_towns(
                 tagged.text, _without_common_nouns(tagged.text, _without_articled(tagged.text, spans))
             )
@@ -233,6 +241,14 @@ class NameAddressTagger:
                 continue  # "Verfügbare IP-Adressen" leaves "Adressen": a noun, not a surname
             out.append(Span(span.end - len(rest), span.end, span.type))
         return out
+
+    def _with_lone_first_names(self, text: str, spans: list[Span]) -> list[Span]:
+        """The spans, plus first names standing alone where no span lies yet (`latin_names.lone_first_names`); the
+        checks after it (an article before, a word the document also writes in lower case) apply to them too."""
+        found = lone_first_names(
+            text, self.featurizer.known_first_names, lowercase_vocabulary(), first_names_with_other_senses()
+        )
+        return sorted(spans + _free(found, spans), key=lambda s: (s.start, s.end)) if found else spans
 
     def _named_by_family(self, text: str, span: Span) -> bool:
         """A Chinese or Japanese name starts with a family name of the lists ("奔腾", a CPU, and "防火墙" cut in

@@ -64,6 +64,7 @@ _NAME_BEFORE = re.compile(r"(?<![\w@./'’-])" + _NAME + r",?$")  # its last wor
 ARTICLE_BEFORE = re.compile(r"(?<![\w-])(?:the|The|THE)\s+$")
 # `(?<![\w@./-])[A-Z][^\W\d_]+(?![\w@/-])`, first character first (see pii/detectors.py)
 _CAPITALISED_WORD = re.compile(r"[A-Z](?<![\w@./-][A-Z])[^\W\d_]+(?![\w@/-])")
+_TITLE_CASE_WORD = re.compile(r"[A-Z](?<![\w@./-][A-Z])[a-zà-öø-ÿ]+(?![\w@/-])")  # "Naomi", not "NAOMI" or "McKay"
 _RELATION_STARTS = frozenset({"of", "de", "di", "va", "do"})  # " of X", " de X", " des X", " del X", " van X"
 _LOOK_BACK = 40  # characters before a cue searched for the name
 
@@ -130,6 +131,23 @@ def sentence_start(text: str, position: int) -> bool:
     blanks longer than the look-back), where every word is capitalised."""
     before = text[max(0, position - _LOOK_BACK) : position].rstrip(" \t\"'“‘([«")  # a window: no copy of the text
     return not before or before[-1] in ".!?:;\n…" or before.endswith(("--", "—"))
+
+
+def lone_first_names(
+    text: str, first_names: Collection[str], common: Collection[str], other_senses: Collection[str]
+) -> list[Span]:
+    """Capitalised first names standing alone inside a sentence ("the hand of Naomi", "even Moses"), where the
+    tagger, which learnt names as first and last name together, is rarely sure: a person, unless edited text
+    writes the word in lower case ("Will", "Mark") or it also names a well-known place, a programming language, a
+    month or a weekday ("Jordan", "Ruby", "June"; `name_lists.first_names_with_other_senses`)."""
+    return [
+        Span(match.start(), match.end(), "person")
+        for match in _TITLE_CASE_WORD.finditer(text)
+        if (folded := match.group().lower()) in first_names
+        and folded not in common
+        and match.group() not in other_senses
+        and not sentence_start(text, match.start())
+    ]
 
 
 def further_mentions(text: str, people: list[Span], common: Collection[str]) -> list[Span]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 from pretrain_core.pii.classifier import NameAddressTagger, lowercase_vocabulary
-from pretrain_core.pii.latin_names import cued_names, further_mentions
+from pretrain_core.pii.latin_names import cued_names, further_mentions, lone_first_names
+from pretrain_core.pii.name_lists import first_names_with_other_senses
 from pretrain_core.pii.spans import Span
 
 THRESHOLD = 0.8
@@ -76,6 +77,22 @@ def test_a_lone_first_name_inside_an_english_sentence_is_a_name(tagger: NameAddr
     text = "It rained all day. Then Margaret went back to the house."
     assert persons(tagger, text, "en") == ["Margaret"]
     assert persons(tagger, text, None) == []  # no language known: no lone words
+
+
+def test_a_first_name_alone_is_a_name_unless_it_is_a_common_word_or_has_another_sense(
+    tagger: NameAddressTagger,
+) -> None:
+    text = (
+        "On the day you buy the field from the hand of Naomi, the river Jordan is low. Did Mark write it in Ruby "
+        "in June? Ask Saul or SAUL. Naomi went home."
+    )
+    first_names = tagger.featurizer.known_first_names
+    assert {"naomi", "saul", "jordan", "ruby", "june", "mark"} <= first_names  # every word here could be a name
+    found = lone_first_names(text, first_names, lowercase_vocabulary(), first_names_with_other_senses())
+    # Jordan, Ruby and June have another sense, "mark" is a common word, "SAUL" is no name's spelling, and the
+    # last Naomi starts a sentence.
+    assert [text[s.start : s.end] for s in found] == ["Naomi", "Saul"]
+    assert persons(tagger, text, "en") == ["Naomi", "Saul", "Naomi"]  # the last by further mention
 
 
 def test_lone_words_are_names_only_where_nouns_are_written_in_lower_case(tagger: NameAddressTagger) -> None:

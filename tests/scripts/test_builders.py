@@ -19,6 +19,7 @@ import pytest
         "build_labelled_pii_names",
         "build_labelled_quality_heldout",
         "build_labelled_tokenizer",
+        "build_name_senses",
     ],
 )
 def test_every_other_shipped_set_is_what_its_builder_makes_from_the_repository(
