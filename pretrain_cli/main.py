@@ -84,14 +84,18 @@ def build_parser() -> argparse.ArgumentParser:
     stage = commands.add_parser(
         "stage",
         help="run one corpus stage by itself on JSONL or Parquet files (no Prefect)",
-        description="Run one stage on the given files. Raw JSONL (.gz/.zst) or Parquet with a text column is "
-        "ingested first; outputs, quarantined documents and the manifest go under --output. Shards run in this "
+        description="Run one stage on the given files. Raw input is ingested first: JSONL (.gz/.zst), Parquet "
+        "with a text column and WARC/WET, told from their bytes; text files (.txt, .md, .rst) and source files, "
+        "one document each; a directory or glob of any of these. Outputs, quarantined documents and the manifest "
+        "go under --output. Shards run in this "
         "process, or in execution.processes worker processes; a Dask cluster is for `pretrain corpus`.\n\nstages:\n"
         + "\n".join(f"  {spec.name:<10} {spec.help}" for spec in CORPUS.stages),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     stage.add_argument("name", choices=CORPUS.names, help="the stage to run")
-    stage.add_argument("--input", nargs="+", required=True, metavar="URL", help="input files (fsspec URLs)")
+    stage.add_argument(
+        "--input", nargs="+", required=True, metavar="URL", help="input files, directories or globs (fsspec URLs)"
+    )
     stage.add_argument("--output", required=True, metavar="URL", help="output directory (fsspec URL)")
     stage.add_argument(
         "--domain",

@@ -19,6 +19,8 @@ import pyarrow.parquet as pq
 from pretrain_core import schema, storage
 from pretrain_core.config import PipelineConfig
 from pretrain_core.ingest.config import SourceConfig
+from pretrain_core.ingest.languages import language_of
+from pretrain_core.ingest.listing import is_glob, list_source_files
 from pretrain_core.ingest.sniff import content_format
 from pretrain_core.manifest import StageManifest
 from pretrain_core.pipeline import CorpusPipeline, configure_storage
@@ -67,11 +69,28 @@ def _is_ingested(url: str) -> bool:
     return set(schema.INGEST.names) <= names
 
 
-def input_format(url: str) -> str:
-    """jsonl, parquet, warc or wet: from the file's first bytes (`ingest.sniff`), so a WARC is never read as
-    JSONL. A file whose bytes say nothing certain goes by its suffix (Parquet) or to the JSONL reader, which
-    quarantines what does not parse."""
-    return content_format(url) or ("parquet" if url.endswith(".parquet") else "jsonl")
+_TEXT_SUFFIXES = (".txt", ".text", ".md", ".rst")
+
+
+def input_format(url: str, domain: str = "general") -> str:
+    """How to read an input: from the file's first bytes when they say (`ingest.sniff`: jsonl, parquet, warc or
+    wet), so a WARC is never read as JSONL. A directory or glob is read as its first file says, or else as a tree
+    of files, one document each (`code` with the code domain, `text` otherwise). A file whose bytes say nothing
+    certain goes by its name: Parquet, a source file of a known language (`code`), a plain-text file (`text`),
+    else the JSONL reader, which quarantines what does not parse."""
+    sniffed = content_format(url)
+    if sniffed is not None:
+        return sniffed
+    fs, path = storage.filesystem(url)
+    if fs.isdir(path) or is_glob(path):
+        listed = list_source_files(SourceConfig(name="input", domain="general", format="text", path=url))
+        return content_format(listed[0].url) or ("code" if domain == "code" else "text")
+    name = path.rsplit("/", 1)[-1]
+    if name.endswith(".parquet"):
+        return "parquet"
+    if language_of(name, {}) is not None:
+        return "code"
+    return "text" if name.lower().endswith(_TEXT_SUFFIXES) else "jsonl"
 
 
 @dataclass(frozen=True)
@@ -86,7 +105,8 @@ class RawInputs:
     def source(self, url: str, index: int) -> SourceConfig:
         fields = {"text_field": self.text_field, "path_field": self.path_field}
         return SourceConfig.model_validate(
-            {"name": f"input_{index}", "domain": self.domain, "format": input_format(url), "path": url, **fields}
+            {"name": f"input_{index}", "domain": self.domain, "format": input_format(url, self.domain), "path": url}
+            | fields
         )
 
 

@@ -25,16 +25,16 @@ class SourceFile:
     size: int
 
 
-def _is_glob(path: str) -> bool:
+def is_glob(path: str) -> bool:
     return any(char in path for char in _WILDCARDS)
 
 
 def source_base(source: SourceConfig) -> str:
     """The filesystem path that locations are relative to."""
     fs, path = storage.filesystem(source.path)
-    if _is_glob(path):
+    if is_glob(path):
         parts = path.split("/")
-        first = next(i for i, part in enumerate(parts) if _is_glob(part))
+        first = next(i for i, part in enumerate(parts) if is_glob(part))
         return "/".join(parts[:first])
     if fs.isdir(path):
         return path.rstrip("/")
@@ -53,7 +53,7 @@ def list_source_files(source: SourceConfig) -> list[SourceFile]:
     """Every file the source's path names, sorted by relative path; hidden paths only when the source asks."""
     fs, path = storage.filesystem(source.path)
     found: dict[str, dict[str, Any]] = {}
-    if _is_glob(path):
+    if is_glob(path):
         for match, info in sorted(fs.glob(path, detail=True).items()):
             found.update(fs.find(match, detail=True) if info["type"] == "directory" else {match: info})
     elif fs.isdir(path):
