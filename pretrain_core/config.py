@@ -7,9 +7,11 @@ out-of-range values are refused with the dotted path of the offending key.
 from __future__ import annotations
 
 import copy
+import difflib
 import hashlib
 import json
 import os
+from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -160,9 +162,28 @@ def format_validation_error(error: ValidationError) -> str:
     lines = []
     for item in error.errors():
         key = ".".join(str(p) for p in item["loc"]) or "<root>"
-        message = "unknown key" if item["type"] == "extra_forbidden" else item["msg"]
+        message = "unknown key" + _nearest_keys(key) if item["type"] == "extra_forbidden" else item["msg"]
         lines.append(f"  {key}: {message}")
     return "invalid pipeline config:\n" + "\n".join(lines)
+
+
+def _nearest_keys(key: str) -> str:
+    """The default config's keys a mistyped one most likely meant: those with the same last part ("clean.min_words"
+    for "clean.prose.default.min_words"), else the closest spellings."""
+    known = list(_dotted_keys(load_config().model_dump(mode="json")))
+    leaf = key.rsplit(".", 1)[-1]
+    near = [k for k in known if k.rsplit(".", 1)[-1] == leaf][:3] or difflib.get_close_matches(
+        key, known, n=3, cutoff=0.8
+    )
+    return f" (did you mean {', '.join(near)}?)" if near else ""
+
+
+def _dotted_keys(value: Any, prefix: str = "") -> Iterator[str]:
+    if isinstance(value, dict):
+        for name, child in value.items():
+            path = f"{prefix}.{name}" if prefix else str(name)
+            yield path
+            yield from _dotted_keys(child, path)
 
 
 def _read_yaml(path: Path, what: str) -> Any:

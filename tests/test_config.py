@@ -30,10 +30,19 @@ def test_unknown_key_is_refused_with_its_dotted_name(tmp_path: Path) -> None:
     (tmp_path / "sources.yaml").write_text(
         yaml.safe_dump([{"name": "a", "domain": "code", "format": "code", "path": "src"}]), encoding="utf-8"
     )
-    with pytest.raises(ConfigError, match=r"dedup\.treshold: unknown key"):
+    with pytest.raises(ConfigError, match=r"dedup\.treshold: unknown key \(did you mean dedup\.threshold\?\)"):
         load_config(_write(tmp_path / "cfg", text + "dedup:\n  treshold: 0.7\n"))
     with pytest.raises(ConfigError, match="sources file not found"):
         load_config(_write(tmp_path, text))
+
+
+def test_a_misplaced_key_is_pointed_to_where_it_lives() -> None:
+    with pytest.raises(
+        ConfigError, match=r"clean\.min_words: unknown key \(did you mean clean\.prose\.default\.min_words\?\)"
+    ):
+        load_config(overrides=["clean.min_words=5"])
+    with pytest.raises(ConfigError, match=r"pii\.no_such_setting: unknown key$"):  # nothing close: no guess
+        load_config(overrides=["pii.no_such_setting=1"])
 
 
 def test_out_of_range_override_names_the_key() -> None:
