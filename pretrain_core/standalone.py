@@ -76,8 +76,8 @@ def input_format(url: str, domain: str = "general") -> str:
     """How to read an input: from the file's first bytes when they say (`ingest.sniff`: jsonl, parquet, warc or
     wet), so a WARC is never read as JSONL. A directory or glob is read as its first file says, or else as a tree
     of files, one document each (`code` with the code domain, `text` otherwise). A file whose bytes say nothing
-    certain goes by its name: Parquet, a source file of a known language (`code`), a plain-text file (`text`),
-    else the JSONL reader, which quarantines what does not parse."""
+    certain goes by its name: Parquet, a plain-text file (`text`: .txt, .md, .rst), a source file of a known
+    language (`code`), else the JSONL reader, which quarantines what does not parse."""
     sniffed = content_format(url)
     if sniffed is not None:
         return sniffed
@@ -88,9 +88,9 @@ def input_format(url: str, domain: str = "general") -> str:
     name = path.rsplit("/", 1)[-1]
     if name.endswith(".parquet"):
         return "parquet"
-    if language_of(name, {}) is not None:
-        return "code"
-    return "text" if name.lower().endswith(_TEXT_SUFFIXES) else "jsonl"
+    if name.lower().endswith(_TEXT_SUFFIXES):
+        return "text"
+    return "code" if language_of(name, {}) is not None else "jsonl"
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ def test_directories_globs_and_plain_files_are_read_as_trees_of_documents(tmp_pa
     assert input_format(str(tmp_path / "notes")) == "text"
     assert input_format(str(tmp_path / "notes" / "*.md")) == "text"
     assert input_format(str(tmp_path / "notes" / "garden.txt")) == "text"
+    assert input_format(str(tmp_path / "notes" / "README.md")) == "text"  # prose, though Pygments lexes Markdown
     assert input_format(str(tmp_path / "src"), "code") == "code"
     assert input_format(str(tmp_path / "src" / "util.py")) == "code"  # a source file by its extension
     assert input_format(str(tmp_path / "records")) == "jsonl"  # a directory of records: as its first file says
