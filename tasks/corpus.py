@@ -90,19 +90,31 @@ def run_stage_shards(
 def write_stage_manifest(
     cfg: PipelineConfig, plan: StagePlan, records: list[ShardRecord], artifacts: dict[str, str]
 ) -> StageManifest:
-    """Write the stage manifest and show its counts as a table in the UI."""
+    """Write the stage manifest and show its counts as a table in the UI, its stats (what a detector found, and
+    what it could not run on) beneath."""
     manifest = CorpusPipeline(cfg).finalize(plan, records, artifacts)
     create_table_artifact(
         key=artifact_key(cfg.name, plan.name, "counts"),
         table=stage_table(manifest),
         description=f"**{plan.name}**: {manifest.docs_in} in, {manifest.docs_out} out, config {manifest.config_hash}; "
         f"outputs `{plan.output_root}/data`, dropped documents `{plan.output_root}/dropped`, "
-        f"manifest `{plan.output_root}/manifest.json`",
+        f"manifest `{plan.output_root}/manifest.json`\n\nstats: {stats_line(manifest)}",
     )
     get_run_logger().info(
-        "%s: %d in, %d out, dropped %s", plan.name, manifest.docs_in, manifest.docs_out, manifest.dropped
+        "%s: %d in, %d out, dropped %s; stats: %s",
+        plan.name,
+        manifest.docs_in,
+        manifest.docs_out,
+        manifest.dropped,
+        stats_line(manifest),
     )
     return manifest
+
+
+def stats_line(manifest: StageManifest) -> str:
+    """The manifest's stats as `name=value` pairs in name order, whole numbers without a decimal point."""
+    values = (f"{k}={int(v) if float(v).is_integer() else round(v, 4)}" for k, v in sorted(manifest.stats.items()))
+    return ", ".join(values) or "none"
 
 
 def stage_table(manifest: StageManifest) -> list[dict[str, object]]:

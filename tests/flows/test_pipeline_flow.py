@@ -100,3 +100,5 @@ def _assert_stage_artifacts_in_the_ui(root: Path) -> None:
         assert latest[f"small-{name}-progress"].data == 100.0
         counts = latest[f"small-{name}-counts"]
         assert counts.type == "table" and str(root / "corpus" / name / "manifest.json") in (counts.description or "")
+    pii = latest["small-pii-counts"].description or ""
+    assert "stats: " in pii and "pii_tagger_not_run=" in pii  # what the name tagger could not read is in the UI
