@@ -23,6 +23,12 @@ class TokenizerConfig(StrictModel):
         le=1_048_576,
         description="Number of pieces, incl. 256 byte pieces and the special tokens.",
     )
+    shrink_vocab_to_fit: bool = Field(
+        default=True,
+        description="When the training text yields fewer pieces than vocab_size (a stage run alone on a few "
+        "documents), train the largest vocabulary it supports, with a warning and both sizes on the tokenizer's "
+        "card; off, that is an error naming the size that fits. A corpus of any size never needs it.",
+    )
     model_type: Literal["bpe", "unigram"] = Field(default="bpe", description="SentencePiece model type.")
     character_coverage: float = Field(
         default=0.995,

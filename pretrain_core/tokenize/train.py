@@ -12,8 +12,9 @@ from __future__ import annotations
 import hashlib
 import heapq
 import io
+import logging
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 import pyarrow.compute as pc
@@ -93,6 +94,7 @@ def _cut(line: str, limit: int) -> Iterator[str]:
     yield line
 
 
+log = logging.getLogger(__name__)
 _VOCABULARY_CAP = re.compile(r"Vocabulary size too high \((\d+)\)\. Please set it to a value <= (\d+)")
 
 
@@ -108,32 +110,51 @@ def _training_failure(message: str, vocab_size: int) -> str:
     return f"tokenize: tokenizer training failed ({message}); check tokenizer.vocab_size for this corpus"
 
 
-def train_model(sentences: Iterable[str], cfg: TokenizerConfig) -> bytes:
-    """Serialized SentencePiece model trained on ``sentences`` (deterministic for a given input and config)."""
-    writer = io.BytesIO()
+def train_model(sentences: Sequence[str], cfg: TokenizerConfig) -> bytes:
+    """Serialized SentencePiece model trained on ``sentences`` (deterministic for a given input and config). Text
+    too small for ``vocab_size`` gets the largest vocabulary it supports when ``shrink_vocab_to_fit`` is on."""
     try:
-        spm.SentencePieceTrainer.train(
-            sentence_iterator=iter(sentences),
-            model_writer=writer,
-            vocab_size=cfg.vocab_size,
-            model_type=cfg.model_type,
-            character_coverage=cfg.character_coverage,
-            byte_fallback=cfg.byte_fallback,
-            split_digits=cfg.split_digits,
-            allow_whitespace_only_pieces=cfg.allow_whitespace_only_pieces,
-            split_by_whitespace=cfg.split_by_whitespace,
-            user_defined_symbols=list(cfg.user_defined_symbols),
-            max_sentence_length=4 * cfg.max_sentence_chars,  # SentencePiece counts bytes, UTF-8 needs <= 4 a char
-            input_sentence_size=0,  # the sample is ours; SentencePiece must not resample it
-            num_threads=cfg.num_threads,
-            minloglevel=2,
-            # Fixed, not configurable: these keep decode(encode(text)) == text (whitespace, case, Unicode form).
-            normalization_rule_name="identity",
-            remove_extra_whitespaces=False,
-            add_dummy_prefix=False,
-        )
+        return _train(sentences, cfg)
     except RuntimeError as error:
-        raise ConfigError(_training_failure(str(error), cfg.vocab_size)) from None
+        cap = _VOCABULARY_CAP.search(str(error))
+        if cap is None or not cfg.shrink_vocab_to_fit:
+            raise ConfigError(_training_failure(str(error), cfg.vocab_size)) from None
+        fitted = int(cap.group(2))
+    log.warning(
+        "tokenize: the training text yields at most %d pieces, fewer than tokenizer.vocab_size (%d): training %d "
+        "(give it more text for the size configured)",
+        fitted,
+        cfg.vocab_size,
+        fitted,
+    )
+    try:
+        return _train(sentences, cfg.model_copy(update={"vocab_size": fitted}))
+    except RuntimeError as error:
+        raise ConfigError(_training_failure(str(error), fitted)) from None
+
+
+def _train(sentences: Sequence[str], cfg: TokenizerConfig) -> bytes:
+    writer = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(sentences),
+        model_writer=writer,
+        vocab_size=cfg.vocab_size,
+        model_type=cfg.model_type,
+        character_coverage=cfg.character_coverage,
+        byte_fallback=cfg.byte_fallback,
+        split_digits=cfg.split_digits,
+        allow_whitespace_only_pieces=cfg.allow_whitespace_only_pieces,
+        split_by_whitespace=cfg.split_by_whitespace,
+        user_defined_symbols=list(cfg.user_defined_symbols),
+        max_sentence_length=4 * cfg.max_sentence_chars,  # SentencePiece counts bytes, UTF-8 needs <= 4 a char
+        input_sentence_size=0,  # the sample is ours; SentencePiece must not resample it
+        num_threads=cfg.num_threads,
+        minloglevel=2,
+        # Fixed, not configurable: these keep decode(encode(text)) == text (whitespace, case, Unicode form).
+        normalization_rule_name="identity",
+        remove_extra_whitespaces=False,
+        add_dummy_prefix=False,
+    )
     model = sentencepiece_model_pb2.ModelProto()  # type: ignore[attr-defined]
     model.ParseFromString(writer.getvalue())
     model.trainer_spec.ClearField("num_threads")  # the only thread-dependent byte in the model
@@ -155,11 +176,13 @@ def fit_tokenizer(input_urls: list[str], cfg: TokenizerConfig, artifact_dir: str
     card_url = storage.join(artifact_dir, TOKENIZER_CARD_FILE)
     storage.write_bytes(model_url, model)
     tokenizer = spm.SentencePieceProcessor(model_proto=model)
+    shrunk = {"requested_vocab_size": cfg.vocab_size} if tokenizer.get_piece_size() != cfg.vocab_size else {}
     storage.write_json(
         card_url,
         {
             "sha256": hashlib.sha256(model).hexdigest(),
-            "vocab_size": cfg.vocab_size,
+            "vocab_size": tokenizer.get_piece_size(),
+            **shrunk,
             "model_type": cfg.model_type,
             "training_documents": len(texts),
             "training_sentences": len(sentences),

@@ -1,4 +1,5 @@
 import hashlib
+import logging
 from collections.abc import Callable
 from pathlib import Path
 
@@ -70,12 +71,21 @@ def test_training_chunks_are_whole_lines_within_bounds_and_budget(documents: lis
     assert every.split() == texts[0].split()  # cuts lose no word, only runs of blank lines between chunks
 
 
-def test_too_large_vocabulary_is_a_config_error_naming_the_override_that_fits(
-    quality_shards: list[str], tmp_path: Path
+def test_text_too_small_for_the_vocabulary_trains_the_largest_it_supports_and_says_so(
+    quality_shards: list[str], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     cfg = TokenizerConfig(vocab_size=200_000, max_training_chars=5_000)
-    with pytest.raises(ConfigError, match=r"--set tokenizer.vocab_size=(\d+)$") as refused:
-        fit_tokenizer(quality_shards[:1], cfg, str(tmp_path))
-    cap = int(str(refused.value).rsplit("=", 1)[1])
-    assert 0 < cap < 200_000 and "fewer than tokenizer.vocab_size (200000)" in str(refused.value)
-    fit_tokenizer(quality_shards[:1], cfg.model_copy(update={"vocab_size": cap}), str(tmp_path / "fits"))
+    with caplog.at_level(logging.WARNING, logger="pretrain_core.tokenize.train"):
+        artifacts = fit_tokenizer(quality_shards[:1], cfg, str(tmp_path / "shrunk"))
+    card = storage.read_json(artifacts["tokenizer_card"])
+    fitted = card["vocab_size"]
+    assert 0 < fitted < 200_000 and card["requested_vocab_size"] == 200_000
+    assert spm.SentencePieceProcessor(model_file=artifacts["tokenizer"]).get_piece_size() == fitted
+    assert f"at most {fitted} pieces, fewer than tokenizer.vocab_size (200000)" in caplog.text
+
+    strict = cfg.model_copy(update={"shrink_vocab_to_fit": False})
+    with pytest.raises(ConfigError, match=rf"--set tokenizer.vocab_size={fitted}$"):
+        fit_tokenizer(quality_shards[:1], strict, str(tmp_path / "strict"))
+    exact = storage.read_json(fit_tokenizer(quality_shards[:1], strict.model_copy(update={"vocab_size": fitted}),
+                                            str(tmp_path / "exact"))["tokenizer_card"])  # fmt: skip
+    assert exact["vocab_size"] == fitted and "requested_vocab_size" not in exact and exact["sha256"] == card["sha256"]
