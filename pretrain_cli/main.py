@@ -150,6 +150,15 @@ def _load(args: argparse.Namespace) -> PipelineConfig:
     return load_config(args.config, args.overrides)
 
 
+def _load_for_run(args: argparse.Namespace) -> None:
+    """Refuse a bad config, or a source that is not there, with a clean message before Prefect starts."""
+    from pretrain_core.ingest.listing import missing_local_sources
+
+    missing = missing_local_sources(list(_load(args).sources))
+    if missing:
+        raise ConfigError(f"sources with nothing at their path: {'; '.join(missing)}")
+
+
 def _print_manifests(manifests: dict[str, Any]) -> None:
     print(f"{'stage':<10} {'in':>8} {'out':>8}  dropped")
     for name, manifest in manifests.items():
@@ -249,9 +258,9 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "ablate":
             return _ablate(args)
         elif args.command == "corpus":
+            _load_for_run(args)
             from flows.corpus_rebuild import corpus_rebuild
 
-            _load(args)  # refuse a bad config here, with a clean message, before Prefect starts
             _print_manifests(corpus_rebuild(args.config, args.overrides))
         elif args.command == "train":
             from flows.train import train
@@ -259,9 +268,9 @@ def main(argv: list[str] | None = None) -> int:
             _load(args)
             train(args.config, args.overrides)
         else:
+            _load_for_run(args)
             from flows.pipeline import pretrain_pipeline
 
-            _load(args)
             pretrain_pipeline(args.config, args.overrides)
     except ConfigError as exc:
         print(f"pretrain: {exc}", file=sys.stderr)

@@ -7,6 +7,7 @@ copying it to S3, keeps every document id.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +48,17 @@ def relative_path(base: str, url: str) -> str:
     if base and not path.startswith(base + "/"):
         raise ValueError(f"{url} is not under the source base {base!r}")
     return path[len(base) :].lstrip("/")
+
+
+def missing_local_sources(sources: list[SourceConfig]) -> list[str]:
+    """ "name: path" of each source whose local path (not a glob, not a remote URL) does not exist: checked before a
+    run starts, so a typo is one line and not a failed flow a minute later. Remote and glob paths are left to the
+    ingest stage, which lists them."""
+    return [
+        f"{source.name}: {source.path}"
+        for source in sources
+        if "://" not in source.path and not is_glob(source.path) and not os.path.exists(source.path)
+    ]
 
 
 def list_source_files(source: SourceConfig) -> list[SourceFile]:

@@ -182,6 +182,24 @@ def test_a_dask_setting_on_a_standalone_stage_is_named_as_ignored(
     assert "execution.dask_* is ignored here" in capsys.readouterr().err
 
 
+def test_a_source_with_nothing_at_its_path_is_refused_before_prefect_starts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sources = tmp_path / "sources.yaml"
+    sources.write_text(
+        "- {name: web, domain: general, format: jsonl, path: missing.jsonl}\n"
+        "- {name: remote, domain: general, format: jsonl, path: 's3://bucket/x.jsonl'}\n"
+        "- {name: crawl, domain: general, format: warc, path: 'crawl/*.warc.gz'}\n",
+        encoding="utf-8",
+    )
+    args = ["--set", f"sources_file={sources}", "--set", f"storage.root={tmp_path / 'root'}"]
+    for command in ("corpus", "run"):
+        assert main([command, *args]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err == f"pretrain: sources with nothing at their path: web: {tmp_path / 'missing.jsonl'}"
+    assert not (tmp_path / "root").exists()  # nothing ran: remote and glob paths are left to ingest to list
+
+
 def test_an_override_that_is_not_yaml_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["config", "show", "--set", "dedup.threshold=[0.7"]) == 2
     err = capsys.readouterr().err.strip()
