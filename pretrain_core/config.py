@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import functools
 import hashlib
 import json
 import os
@@ -170,12 +171,18 @@ def format_validation_error(error: ValidationError) -> str:
 def _nearest_keys(key: str) -> str:
     """The default config's keys a mistyped one most likely meant: those with the same last part ("clean.min_words"
     for "clean.prose.default.min_words"), else the closest spellings."""
-    known = list(_dotted_keys(load_config().model_dump(mode="json")))
+    known = _default_keys()
     leaf = key.rsplit(".", 1)[-1]
     near = [k for k in known if k.rsplit(".", 1)[-1] == leaf][:3] or difflib.get_close_matches(
         key, known, n=3, cutoff=0.8
     )
     return f" (did you mean {', '.join(near)}?)" if near else ""
+
+
+@functools.cache
+def _default_keys() -> list[str]:
+    """Every dotted key of the embedded default config (sections and settings), read once per process."""
+    return list(_dotted_keys(load_config().model_dump(mode="json")))
 
 
 def _dotted_keys(value: Any, prefix: str = "") -> Iterator[str]:

@@ -93,12 +93,13 @@ def write_stage_manifest(
     """Write the stage manifest and show its counts as a table in the UI, its stats (what a detector found, and
     what it could not run on) beneath."""
     manifest = CorpusPipeline(cfg).finalize(plan, records, artifacts)
+    stats = stats_line(manifest)
     create_table_artifact(
         key=artifact_key(cfg.name, plan.name, "counts"),
         table=stage_table(manifest),
         description=f"**{plan.name}**: {manifest.docs_in} in, {manifest.docs_out} out, config {manifest.config_hash}; "
         f"outputs `{plan.output_root}/data`, dropped documents `{plan.output_root}/dropped`, "
-        f"manifest `{plan.output_root}/manifest.json`\n\nstats: {stats_line(manifest)}",
+        f"manifest `{plan.output_root}/manifest.json`\n\nstats: {stats}",
     )
     get_run_logger().info(
         "%s: %d in, %d out, dropped %s; stats: %s",
@@ -106,7 +107,7 @@ def write_stage_manifest(
         manifest.docs_in,
         manifest.docs_out,
         manifest.dropped,
-        stats_line(manifest),
+        stats,
     )
     return manifest
 

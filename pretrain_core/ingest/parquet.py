@@ -56,9 +56,12 @@ def read_parquet(url: str, rel: str, source: SourceConfig, cfg: IngestConfig, st
                 for batch in parquet.iter_batches(batch_size=_BATCH_ROWS, columns=columns, row_groups=[group]):
                     texts = batch.column(source.text_field).to_pylist()
                     ids = batch.column(source.id_field).to_pylist() if source.id_field in names else [None] * len(texts)
-                    paths = batch.column(path_field).to_pylist() if path_field else [None] * len(texts)
-                    for text, record_id, file_path in zip(texts, ids, paths, strict=True):
-                        language = language_of_path(file_path, source.code_extensions)
+                    languages = (
+                        [language_of_path(p, source.code_extensions) for p in batch.column(path_field).to_pylist()]
+                        if path_field
+                        else [None] * len(texts)
+                    )
+                    for text, record_id, language in zip(texts, ids, languages, strict=True):
                         yield from_fields(f"{rel}:{row}", text, record_id, source.id_field is not None, language)
                         row += 1
             except (pa.ArrowException, OSError) as error:
