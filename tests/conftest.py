@@ -99,3 +99,12 @@ def small_config_file(tmp_path: Path) -> Path:
     path = tmp_path / "small.yaml"
     path.write_text(yaml.safe_dump(config, allow_unicode=True), encoding="utf-8")
     return path
+
+
+def pytest_report_header() -> str:
+    """Which BLAS kernel the run got: fitted weights differ in their last bits between kernels."""
+    import numpy  # noqa: F401  (loads OpenBLAS, so threadpoolctl can see it)
+    from threadpoolctl import threadpool_info
+
+    kernels = sorted({f"{i['internal_api']} {i.get('architecture')}" for i in threadpool_info()})
+    return f"BLAS kernels: {', '.join(kernels)} (OPENBLAS_CORETYPE={os.environ.get('OPENBLAS_CORETYPE', 'unset')})"

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 from pretrain_core.pii.classifier import SHIPPED_MODEL, NameAddressTagger
-from pretrain_eval.pii_tagger.build import TaggerBuild, build_tagger, differences, shipped_dir, write
+from pretrain_eval.pii_tagger.build import REPORT_FILE, TaggerBuild, build_tagger, differences, shipped_dir, write
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -20,7 +21,8 @@ def main(argv: list[str] | None = None) -> int:
     built = build_tagger(TaggerBuild())
     if args.check:
         shipped = NameAddressTagger.from_bytes((shipped_dir() / SHIPPED_MODEL).read_bytes())
-        problems = differences(built.tagger, shipped)
+        shipped_report = json.loads((shipped_dir() / REPORT_FILE).read_text(encoding="utf-8"))
+        problems = differences(built, shipped, shipped_report)
         for problem in problems:
             print(f"shipped PII tagger: {problem}", file=sys.stderr)
         return 1 if problems else 0

@@ -20,6 +20,8 @@ from pretrain_core.quality.sampling import fold_of
 from pretrain_core.quality.stage import SCORED_SAMPLE, QualityStage, fit_quality, mean_perplexities
 from pretrain_core.stage import plan_shards, run_shard
 
+pytestmark = pytest.mark.blas  # scores through BLAS: `make test-all` reruns it under other OpenBLAS kernels
+
 CFG = QualityConfig(
     prose_reference=ReferenceConfig(urls=["self"], domains=["general", "specialist"], sources=["handbook"]),
     code_reference=ReferenceConfig(urls=["self"], domains=["code"]),

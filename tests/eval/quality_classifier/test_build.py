@@ -10,6 +10,8 @@ from pretrain_core.quality.classifier import SignalClassifier, from_bytes, shipp
 from pretrain_eval.quality_classifier.build import TrainingSet, differences, fit_classifiers, report, training_set
 from pretrain_eval.quality_classifier.training_data import CODE_GENERATORS, PROSE_GENERATORS
 
+pytestmark = pytest.mark.blas  # fits or scores through BLAS: `make test-all` reruns it under other OpenBLAS kernels
+
 
 @pytest.fixture(scope="module")
 def data() -> TrainingSet:

@@ -24,6 +24,8 @@ from pretrain_eval.stage_quality.quality import (
     score_set,
 )
 
+pytestmark = pytest.mark.blas  # fits or scores through BLAS: `make test-all` reruns it under other OpenBLAS kernels
+
 SET_DIR = str(Path(__file__).resolve().parents[3] / "data" / "labelled" / "quality")
 LIMIT = 400  # about 50 items per language, every kind: seconds, not minutes
 LANGS = {"en", "de", "fr", "es", "ru", "ja", "zh"}
