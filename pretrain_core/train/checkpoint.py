@@ -127,6 +127,17 @@ def set_rng_state(state: dict[str, Any]) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
+def unsharded_copy(model: nn.Module, args: ModelArgs) -> GPT | None:
+    """Collective: every rank calls it. The full weights of a sharded model (FSDP, tensor parallelism) as a
+    plain model on rank 0's CPU; None on the other ranks."""
+    state = get_model_state_dict(model, options=_GATHER)
+    if _rank() != 0:
+        return None
+    whole = GPT(args)
+    whole.load_state_dict(state)
+    return whole
+
+
 def save_checkpoint(
     output_url: str,
     step: int,

@@ -21,7 +21,13 @@ import torch
 from pretrain_core import storage
 from pretrain_core.manifest import code_version
 from pretrain_core.train.allocator import keep_freed_memory
-from pretrain_core.train.checkpoint import latest_checkpoint, load_checkpoint, read_meta, save_checkpoint
+from pretrain_core.train.checkpoint import (
+    latest_checkpoint,
+    load_checkpoint,
+    read_meta,
+    save_checkpoint,
+    unsharded_copy,
+)
 from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.data import DataState, TrainBatches, load_sequences
 from pretrain_core.train.distributed import DistEnv, all_reduce_sum, cleanup_distributed, init_distributed, wrap_model
@@ -258,11 +264,14 @@ class Trainer:
             )  # fmt: skip
 
     def check_gradients(self) -> None:
-        """Rank 0 compares autograd with finite differences on a float64 copy; not with sharded weights (FSDP,
-        tensor parallelism), whose copy would need every rank."""
-        if not self.env.is_main or self.config.strategy == "fsdp" or self.env.mesh is not None:
+        """Rank 0 compares autograd with finite differences on a float64 copy. Sharded weights (FSDP, tensor
+        parallelism) are first gathered whole onto rank 0, a collective every rank joins: the check covers the
+        model's ops; that sharded training computes what one process does is held by the distributed tests."""
+        sharded = self.config.strategy == "fsdp" or self.env.mesh is not None
+        model = unsharded_copy(self.wrapped, self.model.args) if sharded else self.model
+        if not self.env.is_main or model is None:
             return
-        check = gradient_check(self.model, seed=self.step)
+        check = gradient_check(model, seed=self.step)
         self.metrics.scalars(self.step, {"train/grad_check_relative_error": check.max_relative_error})
         if check.passed(self.config.grad_check_tolerance):
             log.info("gradient check at step %d: max relative error %.2g", self.step, check.max_relative_error)

@@ -56,8 +56,9 @@ def test_two_process_ddp_over_gloo_matches_one_process_with_the_same_global_batc
 def test_two_process_fsdp_shards_trains_and_consolidates_its_checkpoint(
     tiny_config: Callable[..., TrainConfig], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    config = tiny_config(nproc_per_node=2, backend="gloo", strategy="fsdp", max_steps=4)
+    config = tiny_config(nproc_per_node=2, backend="gloo", strategy="fsdp", max_steps=4, grad_check_every=2)
     summary, single = _torchrun_then_single_process(config, tmp_path, caplog)
+    assert caplog.text.count("gradient check at step") == 2 and "FAILED" not in caplog.text
     assert single["final_validation_loss"] == pytest.approx(summary["final_validation_loss"], rel=1e-4)
     model, meta = load_model(summary["checkpoint_url"])  # full weights, loadable without a process group
     assert meta["world_size"] == 2 and model.num_params() == single["num_params"]
@@ -67,11 +68,16 @@ def test_two_process_tensor_parallel_matches_the_unsharded_model(
     tiny_config: Callable[..., TrainConfig], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """Each block's heads and MLP split over 2 ranks (DTensor over gloo), both ranks on the same batch: the same
-    losses as one process training the whole model, and a checkpoint that loads without a process group."""
-    config = tiny_config(nproc_per_node=2, tensor_parallel=2, backend="gloo", max_steps=4, checkpoint_every=2)
+    losses as one process training the whole model, a gradient check on the gathered weights, and a checkpoint
+    that loads without a process group."""
+    config = tiny_config(
+        nproc_per_node=2, tensor_parallel=2, backend="gloo", max_steps=4, checkpoint_every=2, grad_check_every=2
+    )
     assert config.tokens_per_step == 4 * 2 * 32  # one data-parallel replica: the batch of one process
     with caplog.at_level(logging.INFO, logger="pretrain_core.train.launch"):
         assert run_torchrun(torchrun_command(config, write_config(config)), env=ENV, timeout_s=300) == 0, caplog.text
+    checks = [line for line in caplog.text.splitlines() if "gradient check at step" in line]
+    assert len(checks) == 2 and all("FAILED" not in line for line in checks), caplog.text
     sharded = storage.read_json(storage.join(config.output_url, "train_summary.json"))
     whole = train(
         config.model_copy(update={"nproc_per_node": 1, "tensor_parallel": 1, "output_url": str(tmp_path / "1")})
