@@ -21,7 +21,9 @@ EPILOG = """\
 examples:
   pretrain run                                  # the whole DAG on the bundled demo corpus
   pretrain run --config my.yaml --set train.max_steps=2000 --set storage.root=s3://bucket/run1
-  pretrain corpus --set execution.dask_address=tcp://scheduler:8786
+  pretrain dask-certs --output tls --host 10.0.0.5   # mutual-TLS files for the Dask cluster
+  pretrain corpus --set execution.dask_address=tls://10.0.0.5:8786 --set execution.dask_tls.ca_file=tls/ca.pem \
+      --set execution.dask_tls.cert_file=tls/cert.pem --set execution.dask_tls.key_file=tls/key.pem
   pretrain stage dedup --input docs.jsonl.gz --output out/dedup
   pretrain config show --set mixture.weights.code=0.2
   pretrain stage-report                         # every data stage on its labelled set, against baselines
@@ -140,6 +142,23 @@ def build_parser() -> argparse.ArgumentParser:
     ablate.add_argument("--output-root", metavar="URL", help="override the file's output_root")
     ablate.add_argument("--seeds", type=int, help="override the file's seeds per arm")
 
+    certs = commands.add_parser(
+        "dask-certs",
+        help="make the TLS certificates of a Dask cluster for the data stages",
+        description="Write a private CA (ca.pem, ca-key.pem) and one certificate it signs (cert.pem, key.pem) into "
+        "--output. The scheduler, every worker and the pipeline's client present that certificate and refuse a peer "
+        "without one: a Dask scheduler runs whatever a client sends, so an open one is code execution on every "
+        "worker. Copy ca.pem, cert.pem and key.pem to each host (key.pem is the credential: keep it like a "
+        "password), start the cluster with infra/dask/start-cluster.sh and give the pipeline execution.dask_tls. "
+        "See docs/infra.md.",
+    )
+    certs.add_argument("--output", required=True, metavar="DIR", help="folder to write the four files to (new)")
+    certs.add_argument(
+        "--host", action="append", default=[], metavar="NAME_OR_IP",
+        help="a host name or address the scheduler is reached by (repeatable; loopback is always included)",
+    )  # fmt: skip
+    certs.add_argument("--days", type=int, default=365, help="validity in days (default 365)")
+
     config = commands.add_parser("config", help="show or validate a pipeline config")
     config.add_argument("action", choices=("show", "validate"), help="show: print the resolved YAML; validate")
     _add_config_args(config)
@@ -235,6 +254,22 @@ def _ablate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _dask_certs(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from pretrain_core.cluster_certs import make_certificates
+
+    try:
+        tls = make_certificates(Path(args.output), args.host, args.days)
+    except FileExistsError as exc:
+        print(f"pretrain: {exc}", file=sys.stderr)
+        return 2
+    print(f"wrote {tls.ca_file}, {tls.cert_file} and {tls.key_file} (and the CA's key, which signs new certificates)")
+    print(f"pipeline: --set execution.dask_tls.ca_file={tls.ca_file} --set execution.dask_tls.cert_file={tls.cert_file}"
+          f" --set execution.dask_tls.key_file={tls.key_file}")  # fmt: skip
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(message)s")
@@ -257,6 +292,8 @@ def main(argv: list[str] | None = None) -> int:
             return run_model_command(args)
         elif args.command == "ablate":
             return _ablate(args)
+        elif args.command == "dask-certs":
+            return _dask_certs(args)
         elif args.command == "corpus":
             _load_for_run(args)
             from flows.corpus_rebuild import corpus_rebuild

@@ -21,6 +21,7 @@ import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from pretrain_core.clean.config import CleanConfig
+from pretrain_core.cluster_tls import DaskTlsConfig, is_loopback
 from pretrain_core.config_base import ConfigError, StrictModel
 from pretrain_core.dedup.config import DedupConfig
 from pretrain_core.ingest.config import IngestConfig, SourceConfig
@@ -59,7 +60,17 @@ class StorageConfig(StrictModel):
 class ExecutionConfig(StrictModel):
     dask_address: str | None = Field(
         default=None,
-        description="Address of a running Dask scheduler (tcp://host:8786). Data stages map their shards over it.",
+        description="Address of a running Dask scheduler (tls://host:8786, with dask_tls). Data stages map their "
+        "shards over it.",
+    )
+    dask_tls: DaskTlsConfig | None = Field(
+        default=None,
+        description="Certificate files the Dask client presents (from `pretrain dask-certs`); needed for tls://.",
+    )
+    dask_insecure: bool = Field(
+        default=False,
+        description="Allow a plain tcp:// scheduler off this machine. Anyone who reaches such a scheduler runs code "
+        "on every worker with its storage credentials: only on a network nobody else can reach.",
     )
     dask_local_workers: int = Field(
         default=0,
@@ -93,6 +104,15 @@ class ExecutionConfig(StrictModel):
     def _one_place(self) -> ExecutionConfig:
         if self.processes and (self.dask_address or self.dask_local_workers):
             raise ValueError("execution.processes runs shards here; it cannot be combined with a Dask cluster")
+        address = self.dask_address
+        if address and address.startswith("tls://") and self.dask_tls is None:
+            raise ValueError("a tls:// scheduler needs execution.dask_tls (make the files with `pretrain dask-certs`)")
+        if address and not address.startswith("tls://") and not is_loopback(address) and not self.dask_insecure:
+            raise ValueError(
+                f"{address} is a plain-TCP scheduler off this machine, where anyone who reaches it runs code on every "
+                "worker: use tls:// with execution.dask_tls (infra/dask/start-cluster.sh), or set "
+                "execution.dask_insecure=true on a network nobody else reaches"
+            )
         return self
 
 

@@ -68,13 +68,21 @@ def test_multinode_job_counts_agree() -> None:
     assert (REPO_ROOT / container["command"][0]).is_file()
 
 
-def test_dask_workers_are_single_threaded_processes() -> None:
+def test_dask_workers_are_single_threaded_processes_and_every_pod_speaks_tls() -> None:
     (cluster,) = _yaml_documents(INFRA / "dask/daskcluster.yaml")
     (worker,) = cluster["spec"]["worker"]["spec"]["containers"]
     args = worker["args"]
-    assert args[:2] == ["dask", "worker"] and args[args.index("--nthreads") + 1] == "1"
+    assert args[:3] == ["dask", "worker", "tls://pretrain-dask-scheduler:8786"]
+    assert args[args.index("--nthreads") + 1] == "1"
     (scheduler,) = cluster["spec"]["scheduler"]["spec"]["containers"]
     assert scheduler["args"][:4] == ["dask", "scheduler", "--port", "8786"]
+    assert scheduler["args"][scheduler["args"].index("--protocol") + 1] == "tls"
+    for role, container in (("worker", worker), ("scheduler", scheduler)):
+        (volume,) = cluster["spec"][role]["spec"]["volumes"]
+        assert volume["secret"]["secretName"] == "pretrain-dask-tls"
+        mounted = container["volumeMounts"][0]["mountPath"]
+        assert all(container["args"][container["args"].index(flag) + 1].startswith(mounted) for flag in
+                   ("--tls-ca-file", "--tls-cert", "--tls-key"))  # fmt: skip
 
 
 def test_every_manifest_uses_an_image_the_dockerfile_builds() -> None:
