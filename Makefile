@@ -34,6 +34,7 @@ lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy pretrain_core pretrain_eval pretrain_cli tasks flows
 
 bench: setup
+	$(BIN)/pip install -q -c constraints.txt -e ".[dev,bench]"
 	for script in benchmarks/bench_*.py; do $(BIN)/python $$script; done
 
 clean:

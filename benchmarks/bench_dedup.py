@@ -1,24 +1,31 @@
-"""Throughput of near-dup sketching, and of MinHash signatures + LSH indexing: ours against datasketch's per-document
-loop.
+"""Throughput of near-dup sketching and LSH candidate search: the path the dedup stage runs, against datasketch and
+rensa (Rust), in one process on the same documents.
 
-Sketching (what the fit's map does per shard): normalise, shingle and sign a batch in compiled kernels
-(pretrain_core/dedup/kernels.py), from the Arrow string array the stage reads and, for comparison, from Python
-strings; against datasketch's `MinHash.update_batch` per document on the same shingles after the same
-normalisation done with regular expressions; timed on all documents and on the ASCII-only ones (English prose and
-code, one word shingle per word). Word shingles everywhere (what the baseline makes), plus one row with the stage's
-default `shingle: auto` (character shingles for Chinese and Japanese: more shingles per document).
+Ours is what the fit's map runs per batch of a shard (`stage.sketch_shard`): `normalize_arrow` over the Arrow
+strings it reads, then `sketch_texts` (shingles hashed and signed in compiled kernels, pretrain_core/dedup/kernels.py);
+the reduce then cuts each signature into bands (17 x 7 at the default threshold) and pairs the texts that share
+a band (`candidates.candidate_pairs`), which this script does the same way on one batch. Word 5-gram shingles
+everywhere (what the peers make), plus one row with the stage's default `shingle: auto` (character shingles for
+Chinese and Japanese). The peers get the same documents, the same normalisation (NFKC, lower case, words; with
+regular expressions in Python, which they leave to the user) and the same word 5-gram shingles:
 
-MinHash + LSH: ours also bands the signatures in numpy into the buckets datasketch's MinHashLSH would make.
-Baseline, what the datasketch docs show: per document ``MinHash(num_perm)``, ``update`` per shingle with the
-default SHA-1, then ``MinHashLSH.insert``; same normalisation and the same word 5-gram shingles. Also times our
-whole ``fit_dedup`` (exact keys, verification, clustering, artifact) for reference.
+- datasketch: `MinHash.update_batch` per document, and `MinHash.bulk` with its default SHA-1 and with xxh32 as
+  `hashfunc`; for candidates, `MinHashLSH` with our bands and rows, every document inserted, then queried.
+- rensa: `RMinHash.digest_matrix_from_token_sets` (its batch API, full-set R-MinHash); for candidates
+  `from_token_sets`, `RMinHashLSH.insert_many`, `query_all`. Its LSH needs the bands to divide the permutations,
+  so there it signs 119 = 17 x 7: the same bands, 7% fewer permutations than ours.
+
+Signing alone is timed too, from our shingle hashes: ours against rensa's pre-hashed batch API fed the same hashes,
+and against datasketch's `MinHash.bulk` fed their low 32 bits (its signatures must equal ours bit for bit).
+Our whole `fit_dedup` (exact keys, the partitioned reduce, verification, clusters) is timed for reference.
 
 Documents come from the demo corpus as ingest hands it on (with --reference, the repository's reference text);
 prose is cut into pieces of about --chunk-chars characters, code files stay whole, and one document in ten gets
-a reworded copy so the index has duplicates to find. One core; times are CPU seconds of this process.
+a reworded copy so the index has duplicates to find. One core (peers' thread pools set to one thread); times are
+CPU seconds of this process, the best of --repeat runs.
 
-    python benchmarks/bench_dedup.py --max-docs 2000
-    python benchmarks/bench_dedup.py --max-docs 0 --chunk-chars 2000 --repeat 3   # the sketching bar: ~2 kB documents
+    python benchmarks/bench_dedup.py
+    python benchmarks/bench_dedup.py --max-docs 0 --chunk-chars 2000 --repeat 5   # ~2 kB documents, all of them
 """
 
 from __future__ import annotations
@@ -26,17 +33,22 @@ from __future__ import annotations
 import os
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("RAYON_NUM_THREADS", "1")  # rensa's batch APIs
 
 import argparse
 import random
 import re
 import tempfile
 import unicodedata
+from collections.abc import Callable
+from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
+import rensa
+import xxhash
 from corpus import Document, load_documents, megabytes, pages, spread, stage_table
 from datasketch import MinHash, MinHashLSH
 from timing import Rate, cpu_time, print_rates
@@ -44,10 +56,13 @@ from timing import Rate, cpu_time, print_rates
 from pretrain_core import schema, storage
 from pretrain_core.dedup.candidates import candidate_pairs
 from pretrain_core.dedup.config import DedupConfig
-from pretrain_core.dedup.minhash import lsh_buckets, minhash_signatures
-from pretrain_core.dedup.normalize import normalize_arrow, normalize_texts
-from pretrain_core.dedup.shingles import ShingleKind, shingle_sets
+from pretrain_core.dedup.minhash import lsh_params, minhash_signatures
+from pretrain_core.dedup.near import Sketches, sketch_texts
+from pretrain_core.dedup.normalize import normalize_arrow
+from pretrain_core.dedup.shingles import ShingleSets, shingle_sets
 from pretrain_core.dedup.stage import fit_dedup
+
+LOW_32 = np.uint64(0xFFFFFFFF)
 
 
 def reworded(text: str, rng: random.Random) -> str:
@@ -65,46 +80,32 @@ def with_near_duplicates(docs: list[Document]) -> list[Document]:
     return docs + [doc._replace(text=reworded(doc.text, rng)) for doc in docs[::10]]
 
 
-def our_sketches(texts: pa.Array | list[str], cfg: DedupConfig, kind: ShingleKind = "word") -> np.ndarray:
-    """Normalise, shingle and sign, as the fit's map does for each shard (it reads an Arrow array)."""
-    normalized = normalize_arrow(texts, cfg.ignore) if isinstance(texts, pa.Array) else normalize_texts(texts)
-    sets = shingle_sets(normalized, kind, cfg.word_ngram, cfg.char_ngram, cfg.min_unspaced_share)
-    return minhash_signatures(sets, cfg.num_perm, cfg.seed)
+# -- ours ------------------------------------------------------------------------------------------------------------
 
 
-def plain_normalized(text: str) -> str:
-    """The default normalisation with regular expressions: NFKC, lower case, words joined by single spaces."""
-    return " ".join(re.findall(r"\w+", unicodedata.normalize("NFKC", text).lower()))
+def our_sketches(texts: pa.Array, cfg: DedupConfig) -> Sketches:
+    """The fit's map on one batch: normalise the Arrow strings, shingle and sign (`stage.sketch_shard`)."""
+    return sketch_texts(normalize_arrow(texts, cfg.ignore), cfg)
 
 
-def word_shingles(text: str, k: int) -> list[bytes]:
-    words = plain_normalized(text).split()
-    return [" ".join(words[i : i + k]).encode("utf-8") for i in range(max(len(words) - k + 1, 1))]
+def band_pairs(sketches: Sketches, bands: int, rows: int, full_pairs_limit: int) -> np.ndarray:
+    """Pairs of texts that share a band, as the reduce's `candidates` round finds them: each band's values compared
+    whole, texts without shingles left out, buckets paired by `candidate_pairs`."""
+    docs = np.flatnonzero(sketches.sizes > 0)
+    whole_band = np.dtype((np.void, sketches.sketch.itemsize * rows))
+    buckets: list[np.ndarray] = []
+    for band in range(bands):
+        values = np.ascontiguousarray(sketches.sketch[docs, band * rows : (band + 1) * rows]).view(whole_band)
+        _, keys = np.unique(values.ravel(), return_inverse=True)
+        order = np.argsort(keys, kind="stable")
+        groups = np.split(docs[order], np.flatnonzero(np.diff(keys[order])) + 1)
+        buckets += [group for group in groups if group.size > 1]
+    return candidate_pairs(buckets, np.arange(len(sketches)), full_pairs_limit)
 
 
-def datasketch_sketches(texts: list[str], cfg: DedupConfig) -> None:
-    """datasketch's batch update per document (SHA-1 per shingle, as its docs show) on the same shingles."""
-    for text in texts:
-        MinHash(num_perm=cfg.num_perm, seed=cfg.seed).update_batch(word_shingles(text, cfg.word_ngram))
-
-
-def ours(texts: list[str], cfg: DedupConfig) -> tuple[int, tuple[int, int]]:
-    """Candidate pairs found and the (bands, rows) datasketch chose."""
-    sets = shingle_sets(normalize_texts(texts), "word", cfg.word_ngram, cfg.char_ngram, 0.0)
-    signatures = minhash_signatures(sets, cfg.num_perm, cfg.seed)
-    docs = np.flatnonzero(sets.sizes > 0)
-    buckets, params = lsh_buckets(signatures, docs, cfg.threshold, cfg.lsh_false_negative_weight, None)
-    return len(candidate_pairs(buckets, np.arange(len(texts)), cfg.full_pairs_limit)), params
-
-
-def baseline(texts: list[str], cfg: DedupConfig, params: tuple[int, int]) -> None:
-    """The same shingles, one SHA-1 and one numpy update per shingle, one LSH insert per document."""
-    lsh = MinHashLSH(threshold=cfg.threshold, num_perm=cfg.num_perm, params=params)
-    for key, text in enumerate(texts):
-        minhash = MinHash(num_perm=cfg.num_perm, seed=cfg.seed)
-        for shingle in word_shingles(text, cfg.word_ngram):
-            minhash.update(shingle)
-        lsh.insert(key, minhash)
+def our_candidates(texts: pa.Array, cfg: DedupConfig, bands: int, rows: int) -> int:
+    """Sketch, band and pair one batch; the number of candidate pairs."""
+    return len(band_pairs(our_sketches(texts, cfg), bands, rows, cfg.full_pairs_limit))
 
 
 def full_fit(docs: list[Document], cfg: DedupConfig, workdir: Path) -> dict[str, Any]:
@@ -116,6 +117,154 @@ def full_fit(docs: list[Document], cfg: DedupConfig, workdir: Path) -> dict[str,
     return summary
 
 
+# -- peers: the user's normalisation and shingles, then the library --------------------------------------------------
+
+
+def plain_normalized(text: str) -> str:
+    """The default normalisation with regular expressions: NFKC, lower case, words joined by single spaces."""
+    return " ".join(re.findall(r"\w+", unicodedata.normalize("NFKC", text).lower()))
+
+
+def word_shingles(text: str, k: int) -> list[str]:
+    """Word k-grams of the normalised text (the whole text when it is shorter), as ours makes them."""
+    words = plain_normalized(text).split()
+    return [" ".join(words[i : i + k]) for i in range(max(len(words) - k + 1, 1))]
+
+
+def shingle_bytes(texts: list[str], k: int) -> list[list[bytes]]:
+    """What datasketch hashes: every shingle as UTF-8 bytes."""
+    return [[s.encode() for s in word_shingles(text, k)] for text in texts]
+
+
+def datasketch_update_batch(texts: list[str], cfg: DedupConfig) -> None:
+    for shingles in shingle_bytes(texts, cfg.word_ngram):
+        MinHash(num_perm=cfg.num_perm, seed=cfg.seed).update_batch(shingles)
+
+
+def datasketch_bulk(texts: list[str], cfg: DedupConfig, hashfunc: Callable[[bytes], int] | None) -> list[MinHash]:
+    extra = {"hashfunc": hashfunc} if hashfunc else {}
+    return MinHash.bulk(shingle_bytes(texts, cfg.word_ngram), num_perm=cfg.num_perm, seed=cfg.seed, **extra)
+
+
+def rensa_matrix(texts: list[str], cfg: DedupConfig) -> rensa.RMinHashDigestMatrix:
+    shingles = [word_shingles(text, cfg.word_ngram) for text in texts]
+    return rensa.RMinHash.digest_matrix_from_token_sets(shingles, cfg.num_perm, cfg.seed)
+
+
+def pair_count(candidates: list[list[int]]) -> int:
+    """Distinct pairs among each document's candidate keys (a document finds itself, and each pair twice)."""
+    return len({(doc, key) for doc, keys in enumerate(candidates) for key in keys if doc < key})
+
+
+def datasketch_candidates(texts: list[str], cfg: DedupConfig, params: tuple[int, int]) -> int:
+    """`MinHash.bulk` (SHA-1), every sketch inserted into `MinHashLSH` with our bands and rows, then queried."""
+    lsh = MinHashLSH(threshold=cfg.threshold, num_perm=cfg.num_perm, params=params)
+    sketches = datasketch_bulk(texts, cfg, None)
+    with lsh.insertion_session() as session:
+        for key, sketch in enumerate(sketches):
+            session.insert(key, sketch)
+    return pair_count([lsh.query(sketch) for sketch in sketches])
+
+
+def rensa_candidates(texts: list[str], cfg: DedupConfig, params: tuple[int, int]) -> int:
+    """rensa's sketches (bands x rows permutations) into `RMinHashLSH`, then every document queried."""
+    num_perm = params[0] * params[1]
+    sketches = rensa.RMinHash.from_token_sets([word_shingles(t, cfg.word_ngram) for t in texts], num_perm, cfg.seed)
+    lsh = rensa.RMinHashLSH(cfg.threshold, num_perm, params[0])
+    lsh.insert_many(sketches)
+    return pair_count(lsh.query_all(sketches))
+
+
+# -- the tables ------------------------------------------------------------------------------------------------------
+
+
+Ways = list[tuple[str, Callable[[], object]]]
+
+
+def time_rows(ways: Ways, docs: int, mb: float, repeat: int) -> tuple[list[Rate], list[object]]:
+    """Each way's rate (best of ``repeat``, after one untimed run that compiles kernels and builds tables) and
+    result."""
+    rates, results = [], []
+    for name, run in ways:
+        run()
+        seconds, result = cpu_time(run, repeat)
+        rates.append(Rate(name, seconds, docs, mb))
+        results.append(result)
+    return rates, results
+
+
+def sketching(texts: list[str], label: str, cfg: DedupConfig, repeat: int) -> None:
+    """Normalise + shingle + sign: ours from Arrow against the peers from the same strings."""
+    arrow = pa.array(texts, pa.string())  # what the stage reads from Parquet
+    auto = cfg.model_copy(update={"shingle": "auto"})
+    ways: Ways = [
+        ("ours: normalize_arrow + sketch_texts", lambda: our_sketches(arrow, cfg)),
+        ("ours: the same, shingle: auto (default)", lambda: our_sketches(arrow, auto)),
+        ("rensa: digest_matrix_from_token_sets", lambda: rensa_matrix(texts, cfg)),
+        ("datasketch: MinHash.bulk, hashfunc=xxh32", lambda: datasketch_bulk(texts, cfg, xxhash.xxh32_intdigest)),
+        ("datasketch: MinHash.bulk (SHA-1)", lambda: datasketch_bulk(texts, cfg, None)),
+        ("datasketch: update_batch per document (SHA-1)", lambda: datasketch_update_batch(texts, cfg)),
+        ("peers' Python normalise + shingle alone", lambda: [word_shingles(t, cfg.word_ngram) for t in texts]),
+    ]
+    rates, _ = time_rows(ways, len(texts), megabytes(texts), repeat)
+    mean_chars = sum(map(len, texts)) / max(len(texts), 1)
+    print_rates(f"Sketching, {label} ({mean_chars:,.0f} characters on average); vs rensa", rates, rates[2])
+
+
+def signing(texts: list[str], cfg: DedupConfig, repeat: int) -> None:
+    """Signatures alone, every implementation fed our shingle hashes (datasketch their low 32 bits, as ours signs)."""
+    sets = shingle_sets(normalize_arrow(pa.array(texts), cfg.ignore), "word", cfg.word_ngram, cfg.char_ngram, 0.0)
+    low = [(sets.of(i) & LOW_32).tolist() for i in range(len(sets))]
+    check_same_signatures(sets, low, cfg)
+    offsets = sets.offsets.astype(np.uint64)
+    ways: Ways = [
+        ("ours: minhash_signatures", lambda: minhash_signatures(sets, cfg.num_perm, cfg.seed)),
+        (
+            "rensa: digest_matrix_from_flat_token_hashes",
+            lambda: rensa.RMinHash.digest_matrix_from_flat_token_hashes(sets.hashes, offsets, cfg.num_perm, cfg.seed),
+        ),
+        ("datasketch: MinHash.bulk, hashfunc=int", lambda: datasketch_signatures(low, cfg)),
+    ]
+    rates, _ = time_rows(ways, len(texts), megabytes(texts), repeat)
+    print_rates(f"Signing alone, from the same {sets.hashes.size:,} shingle hashes; vs rensa", rates, rates[1])
+
+
+def datasketch_signatures(low: list[list[int]], cfg: DedupConfig) -> list[MinHash]:
+    return MinHash.bulk(low, num_perm=cfg.num_perm, seed=cfg.seed, hashfunc=int, scheme="affine32")
+
+
+def check_same_signatures(sets: ShingleSets, low: list[list[int]], cfg: DedupConfig) -> None:
+    """Ours equal datasketch's on the same hashes (same permutations): the comparison times the same result."""
+    ours = minhash_signatures(sets, cfg.num_perm, cfg.seed)
+    theirs = np.array([m.hashvalues for m in datasketch_signatures(low, cfg)], dtype=np.uint32)
+    filled = sets.sizes > 0
+    if not np.array_equal(ours[filled], theirs[filled]):
+        raise AssertionError("our signatures differ from datasketch's on the same shingle hashes")
+
+
+def candidates(docs: list[Document], cfg: DedupConfig, repeat: int) -> None:
+    """Sketch + LSH candidate pairs, and our whole fit for reference."""
+    texts = [doc.text for doc in docs]
+    arrow = pa.array(texts, pa.string())
+    bands, rows = lsh_params(cfg.threshold, cfg.num_perm, cfg.lsh_false_negative_weight)
+    ways: Ways = [
+        ("ours: sketch + band + pair", lambda: our_candidates(arrow, cfg, bands, rows)),
+        ("rensa: RMinHashLSH insert_many + query_all", lambda: rensa_candidates(texts, cfg, (bands, rows))),
+        ("datasketch: bulk + MinHashLSH insert + query", lambda: datasketch_candidates(texts, cfg, (bands, rows))),
+    ]
+    rates, pairs = time_rows(ways, len(texts), megabytes(texts), repeat)
+    counts = ", ".join(f"{rate.name.split(':')[0]} {n}" for rate, n in zip(rates, pairs, strict=True))
+    with tempfile.TemporaryDirectory() as workdir:
+        fit_seconds, summary = cpu_time(lambda: full_fit(docs, cfg, Path(workdir)), repeat)
+    rates.append(Rate("ours: whole fit_dedup", fit_seconds, len(texts), megabytes(texts)))
+    print_rates(f"Sketch + LSH candidate pairs, bands x rows = {bands} x {rows}; vs rensa", rates, rates[1])
+    print(f"  candidate pairs: {counts}")
+    print(
+        f"  fit found {summary['exact_duplicates']} exact and {summary['near_duplicates']} near duplicates"
+        f" ({summary['verified_pairs']} pairs verified)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--max-docs", type=int, default=1000, help="documents before reworded copies (0 = all)")
@@ -124,50 +273,19 @@ def main() -> None:
         "--reference", action="store_true", help="time the repo's reference text (data/reference), not the demo corpus"
     )
     parser.add_argument("--num-perm", type=int, default=128, help="MinHash permutations")
-    parser.add_argument("--repeat", type=int, default=1, help="runs per implementation; the best is reported")
+    parser.add_argument("--repeat", type=int, default=5, help="runs per implementation; the best is reported")
     args = parser.parse_args()
 
-    cfg = DedupConfig(num_perm=args.num_perm)
+    cfg = DedupConfig(num_perm=args.num_perm, shingle="word")
     found, origin = load_documents(args.reference)
     docs = with_near_duplicates(spread(pages(found, args.chunk_chars), args.max_docs))
     texts = [doc.text for doc in docs]
-    size = megabytes(texts)
     print(f"documents: {origin}; {len(texts)} timed, num_perm={cfg.num_perm}, word {cfg.word_ngram}-grams, one core")
-
-    for kind in ("word", "auto"):  # compiled kernels and tables load once per process; not timed
-        our_sketches(pa.array(texts[:10]), cfg, kind)
-    our_sketches(texts[:10], cfg)
-    for label, subset in (("all documents", texts), ("ASCII-only documents", [t for t in texts if t.isascii()])):
-        mean_chars = sum(map(len, subset)) / max(len(subset), 1)
-        arrow = pa.array(subset, pa.string())  # what the stage reads from Parquet
-        mb = megabytes(subset)
-        ways = (
-            ("ours: from Arrow (the stage's path)", lambda a=arrow: our_sketches(a, cfg)),
-            ("ours: from Python strings", lambda s=subset: our_sketches(s, cfg)),
-            ("ours: from Arrow, shingle: auto (default)", lambda a=arrow: our_sketches(a, cfg, "auto")),
-        )
-        sketch_rates = [Rate(name, cpu_time(run, args.repeat)[0], len(subset), mb) for name, run in ways]
-        peer_sketch, _ = cpu_time(lambda subset=subset: datasketch_sketches(subset, cfg), args.repeat)
-        peer = Rate("datasketch: MinHash.update_batch per document", peer_sketch, len(subset), mb)
-        sketch_rates.append(peer)
-        print_rates(f"Sketching, {label} ({mean_chars:,.0f} characters on average)", sketch_rates, peer)
-
-    _, params = ours(texts[:10], cfg)  # the same bands and rows for both; their optimisation is not timed
-    ours_seconds, (pairs, _) = cpu_time(lambda: ours(texts, cfg), args.repeat)
-    base_seconds, _ = cpu_time(lambda: baseline(texts, cfg, params), args.repeat)
-    with tempfile.TemporaryDirectory() as workdir:
-        fit_seconds, summary = cpu_time(lambda: full_fit(docs, cfg, Path(workdir)), args.repeat)
-    naive = Rate("datasketch: MinHash.update(sha1) loop + insert", base_seconds, len(texts), size)
-    rates = [
-        Rate("ours: kernel signatures + numpy LSH banding", ours_seconds, len(texts), size),
-        naive,
-        Rate("ours: whole fit_dedup", fit_seconds, len(texts), size),
-    ]
-    print_rates(f"MinHash + LSH, bands x rows = {params[0]} x {params[1]}", rates, naive)
-    print(
-        f"LSH candidate pairs: {pairs}; fit found {summary['exact_duplicates']} exact and "
-        f"{summary['near_duplicates']} near duplicates ({summary['verified_pairs']} pairs verified)"
-    )
+    print(f"rensa {version('rensa')}, datasketch {version('datasketch')}; ratios are against rensa")
+    sketching(texts, "all documents", cfg, args.repeat)
+    sketching([t for t in texts if t.isascii()], "ASCII-only documents", cfg, args.repeat)
+    signing(texts, cfg, args.repeat)
+    candidates(docs, cfg, args.repeat)
 
 
 if __name__ == "__main__":
