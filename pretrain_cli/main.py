@@ -14,6 +14,7 @@ import yaml
 from pretrain_cli.model_commands import MODEL_COMMANDS, add_model_commands, run_model_command
 from pretrain_core.config import ConfigError, PipelineConfig, load_config
 from pretrain_core.ingest.records import MISSING_TEXT_FIELD
+from pretrain_core.schema import DOMAINS
 from pretrain_core.stages import CORPUS
 from pretrain_eval.stage_quality import PARTS
 
@@ -102,7 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     stage.add_argument(
         "--domain",
         default="general",
-        choices=("general", "specialist", "code"),
+        choices=DOMAINS,
         help="domain of raw inputs (default: general)",
     )
     stage.add_argument("--text-field", default="text", help="text field of raw JSONL/Parquet (default: text)")

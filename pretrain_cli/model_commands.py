@@ -12,6 +12,7 @@ from pretrain_core.config_base import ConfigError
 from pretrain_core.generate.config import GenerationConfig
 from pretrain_core.train.config import EvalConfig
 from pretrain_core.train.config_cli import add_config_flags, config_from_args
+from pretrain_core.train.precision import PRECISIONS
 
 MODEL_COMMANDS = ("generate", "evaluate", "export", "serve")
 SOURCE_HELP = "a checkpoint directory, a training output (its latest checkpoint) or a safetensors export (any URL)"
@@ -55,7 +56,7 @@ def add_model_commands(commands: Any) -> None:
     export.add_argument("source", help=SOURCE_HELP)
     export.add_argument("--format", required=True, choices=("safetensors", "onnx", "int8"), dest="format")
     export.add_argument("--output", required=True, metavar="URL", help="output directory (any fsspec URL)")
-    export.add_argument("--dtype", default="fp32", choices=("fp32", "bf16", "fp16"), help="safetensors weights")
+    export.add_argument("--dtype", default="fp32", choices=PRECISIONS, help="safetensors weights")
     export.add_argument("--tokens-url", help="token shards for int8's perplexity (default: the training ones)")
     export.add_argument("--heldout", type=int, default=16, metavar="N", help="validation sequences for perplexity")
 

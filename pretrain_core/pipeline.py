@@ -21,7 +21,7 @@ from pydantic import BaseModel
 from pretrain_core import storage
 from pretrain_core.config import PipelineConfig
 from pretrain_core.config_base import ConfigError
-from pretrain_core.ingest.stage import plan_ingest, run_ingest_shard
+from pretrain_core.ingest.stage import plan_ingest, run_ingest_shard, source_of
 from pretrain_core.manifest import ShardRecord, StageManifest, config_hash
 from pretrain_core.stage import (
     ShardJob,
@@ -317,9 +317,7 @@ class CorpusPipeline:
     def run_job(self, name: str, job: ShardJob, artifacts: dict[str, str]) -> ShardRecord:
         spec = self.registry.stage(name)
         if spec.reads_sources:
-            source_name = job.key.rsplit("-", 1)[0]
-            source = next(s for s in self.cfg.sources if s.name == source_name)
-            return run_ingest_shard(job, source, self.cfg.ingest)
+            return run_ingest_shard(job, source_of(job, list(self.cfg.sources)), self.cfg.ingest)
         return run_shard(job, self.build(name, artifacts), expands_rows=spec.expands_rows)
 
     def finalize(self, plan: StagePlan, records: list[ShardRecord], artifacts: dict[str, str]) -> StageManifest:

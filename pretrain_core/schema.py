@@ -7,11 +7,14 @@ output of any earlier stage. Dropped documents keep the schema of the stage that
 
 from __future__ import annotations
 
+from typing import Literal, get_args
+
 import pyarrow as pa
 
 from pretrain_core.quality.signals import SIGNAL_FIELDS
 
-DOMAINS = ("general", "specialist", "code")
+Domain = Literal["general", "specialist", "code"]  # the one list of domains
+DOMAINS: tuple[Domain, ...] = get_args(Domain)
 
 # Written by ingestion. `id` is stable: a hash of source name and the record's location in its input.
 INGEST_FIELDS = [

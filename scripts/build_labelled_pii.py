@@ -71,6 +71,7 @@ from pretrain_core.config import load_config  # noqa: E402
 from pretrain_core.ingest.config import IngestConfig  # noqa: E402
 from pretrain_core.ingest.listing import list_source_files  # noqa: E402
 from pretrain_core.ingest.stage import ingest_files  # noqa: E402
+from pretrain_core.pii.config import PII_TYPES  # noqa: E402
 from pretrain_eval.pii_tagger.build import TaggerBuild  # noqa: E402
 from pretrain_eval.pii_tagger.names import faker_names, name_lists  # noqa: E402
 from pretrain_eval.pii_tagger.text_sources import load_sentences, sentence_language, sentences_of  # noqa: E402
@@ -91,7 +92,6 @@ COUNTS = {
     "person": 220, "address": 110, "decoy": 24, "clean": 150,
 }  # fmt: skip
 CODE_COUNTS = {"secret": 130, "email": 40, "ip": 40, "decoy": 12, "clean": 40}
-PII_SLOTS = ("email", "phone", "ip", "card", "iban", "national_id", "secret", "person", "address")
 DECOY_SLOTS = (
     "isbn", "date", "time", "version", "uuid", "git_hash", "hex_colour", "luhn_invalid", "order_number", "line_number",
 )  # fmt: skip
@@ -1402,7 +1402,7 @@ def item(identifier: str, lang: str, kind: str, frame_id: str, split: str, passa
 
 def prose_items(lang: str, passages: dict[str, list[Passage]], books: dict[str, NameBook]) -> Iterator[dict]:
     """Items of one language: each PII kind and decoy kind through its frames, and clean passages."""
-    jobs = [(kind, FRAMES[lang][kind], COUNTS[kind]) for kind in PII_SLOTS]
+    jobs = [(kind, FRAMES[lang][kind], COUNTS[kind]) for kind in PII_TYPES]
     jobs += [(f"decoy:{kind}", DECOY_FRAMES[lang][kind], COUNTS["decoy"]) for kind in DECOY_SLOTS]
     for kind, frames, count in jobs:
         rng = rng_for(lang, kind)
@@ -1515,7 +1515,7 @@ def _check(record: dict) -> None:
 
 
 def readme(counts: Counter[str], passages: dict[str, dict[str, list[Passage]]]) -> str:
-    kinds = [*PII_SLOTS, *(f"decoy:{kind}" for kind in DECOY_SLOTS)]
+    kinds = [*PII_TYPES, *(f"decoy:{kind}" for kind in DECOY_SLOTS)]
     langs = [*LANGS, "code"]
     rows = [f"| {kind} | " + " | ".join(str(counts[f"{kind}/{lang}"]) for lang in langs) + " |" for kind in kinds]
     rows.append("| items | " + " | ".join(str(counts[f"items/{lang}"]) for lang in langs) + " |")

@@ -2,18 +2,9 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterable
 
 import numpy as np
-
-
-def buckets_from_keys(keys: np.ndarray, docs: np.ndarray) -> list[np.ndarray]:
-    """Groups of ``docs`` with equal ``keys`` (groups of one are dropped), each sorted by document index."""
-    order = np.lexsort((docs, keys))
-    keys, docs = keys[order], docs[order]
-    bounds = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1], [True])))
-    return [docs[lo:hi] for lo, hi in itertools.pairwise(bounds) if hi - lo > 1]
 
 
 def candidate_pairs(buckets: Iterable[np.ndarray], rank: np.ndarray, full_pairs_limit: int) -> np.ndarray:

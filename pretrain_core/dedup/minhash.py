@@ -1,12 +1,9 @@
-"""MinHash signatures for many documents in one vectorised pass, and their LSH buckets by banding in numpy.
+"""MinHash signatures for many documents in one vectorised pass, and datasketch's choice of LSH bands and rows.
 
 The signatures are bit-identical to datasketch's ``MinHash(num_perm, seed, scheme="affine32")`` updated with the
 low 32 bits of our shingle hashes (same permutations, same MurmurHash3 pre-mix): we only replace its per-shingle
 Python loop and SHA-1 with a compiled loop over shingles and permutations (`kernels.minhash`), so the result plugs into
-datasketch's ``LeanMinHash`` and ``MinHashLSH`` unchanged. The buckets are the ones datasketch's ``MinHashLSH``
-makes with the same bands and rows (documents whose signatures agree on a whole band), grouped by sorting each
-band's rows instead of a Python dictionary per band: about 8 bytes per document and band instead of several
-hundred bytes per document.
+datasketch's ``LeanMinHash`` and ``MinHashLSH`` unchanged. The dedup reduce bands them (`partitioned.py`).
 """
 
 from __future__ import annotations
@@ -14,10 +11,9 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from datasketch import LeanMinHash, MinHash, MinHashLSH
+from datasketch import MinHash, MinHashLSH
 
 from pretrain_core.dedup import kernels
-from pretrain_core.dedup.candidates import buckets_from_keys
 from pretrain_core.dedup.shingles import ShingleSets
 
 SCHEME = "affine32"
@@ -37,35 +33,6 @@ def minhash_signatures(sets: ShingleSets, num_perm: int, seed: int) -> np.ndarra
     signatures = np.full((len(sets), num_perm), _MAX_HASH, dtype=np.uint32)
     kernels.minhash(sets.hashes, sets.offsets, a, b, signatures)
     return signatures
-
-
-def lean_minhash(signature: np.ndarray, seed: int) -> LeanMinHash:
-    """A datasketch sketch over one of our signatures (for its LSH, or to compare with its own MinHash)."""
-    return LeanMinHash(seed=seed, hashvalues=signature, scheme=SCHEME)
-
-
-def lsh_buckets(
-    signatures: np.ndarray,
-    docs: np.ndarray,
-    threshold: float,
-    false_negative_weight: float,
-    params: tuple[int, int] | None,
-) -> tuple[list[np.ndarray], tuple[int, int]]:
-    """Groups of ``docs`` sharing at least one LSH band, and the (bands, rows) used.
-
-    Without ``params`` the bands and rows are datasketch's: those minimising the weighted sum of false positives
-    and false negatives at ``threshold``. A band's values are compared whole (as bytes), as datasketch's hash
-    tables key them, so the groups are exactly its buckets.
-    """
-    num_perm = signatures.shape[1]
-    bands, rows = params or lsh_params(threshold, num_perm, false_negative_weight)
-    buckets: list[np.ndarray] = []
-    band_bytes = np.dtype((np.void, signatures.dtype.itemsize * rows))
-    for band in range(bands):
-        values = np.ascontiguousarray(signatures[docs, band * rows : (band + 1) * rows])
-        _, keys = np.unique(values.view(band_bytes).ravel(), return_inverse=True)
-        buckets += buckets_from_keys(keys.ravel(), docs)
-    return buckets, (bands, rows)
 
 
 @functools.cache

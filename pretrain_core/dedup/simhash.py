@@ -11,7 +11,6 @@ import itertools
 
 import numpy as np
 
-from pretrain_core.dedup.candidates import buckets_from_keys
 from pretrain_core.dedup.shingles import ShingleSets
 
 
@@ -33,15 +32,6 @@ def band_ranges(bits: int, max_hamming: int) -> list[tuple[int, int]]:
     (pigeonhole), so looking up each band exactly finds every such pair."""
     edges = np.linspace(0, bits, max_hamming + 2).round().astype(int)
     return [(int(lo), int(hi)) for lo, hi in itertools.pairwise(edges)]
-
-
-def simhash_buckets(fingerprints: np.ndarray, docs: np.ndarray, bits: int, max_hamming: int) -> list[np.ndarray]:
-    """Groups of ``docs`` whose fingerprints agree on a whole band."""
-    buckets: list[np.ndarray] = []
-    for lo, hi in band_ranges(bits, max_hamming):
-        keys = (fingerprints[docs] >> np.uint64(lo)) & np.uint64((1 << (hi - lo)) - 1)
-        buckets.extend(buckets_from_keys(keys, docs))
-    return buckets
 
 
 def hamming_similarity(fingerprints: np.ndarray, doc: int, others: np.ndarray, bits: int) -> np.ndarray:

@@ -25,6 +25,7 @@ from pretrain_core.export.bundle import ModelBundle, load_bundle
 from pretrain_core.train.checkpoint import TOKENIZER_FILE
 from pretrain_core.train.data import load_sequences
 from pretrain_core.train.model import GPT
+from pretrain_core.train.precision import Precision
 
 ExportFormat = Literal["safetensors", "onnx", "int8"]
 REPORT_FILE = "export.json"
@@ -102,7 +103,7 @@ def export_model(
     source_url: str,
     fmt: ExportFormat,
     output_url: str,
-    dtype: safetensors_format.WeightDtype = "fp32",
+    dtype: Precision = "fp32",
     tokens_url: str | None = None,
     heldout_limit: int = 16,
 ) -> ExportReport:

@@ -8,7 +8,7 @@ fp16 to halve the files; they load back as fp32.
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal
+from typing import Any
 
 import torch
 from safetensors.torch import load as load_tensors
@@ -18,14 +18,14 @@ from pretrain_core import storage
 from pretrain_core.train.checkpoint import TOKENIZER_FILE
 from pretrain_core.train.model import GPT
 from pretrain_core.train.model_args import ModelArgs
+from pretrain_core.train.precision import Precision
+from pretrain_core.train.step import TORCH_DTYPES
 
 FORMAT = "pretrain-gpt"
 FORMAT_VERSION = 1
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 TIED = "lm_head.weight"  # the same tensor as embed.weight
-WeightDtype = Literal["fp32", "bf16", "fp16"]
-TORCH_DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
 def is_export(url: str) -> bool:
@@ -38,7 +38,7 @@ def write(
     tokenizer_proto: bytes,
     output_url: str,
     provenance: dict[str, Any],
-    dtype: WeightDtype = "fp32",
+    dtype: Precision = "fp32",
 ) -> list[str]:
     """Write the three files; returns their names. ``provenance`` (step, source checkpoint, ...) goes into
     config.json beside the model's shape."""

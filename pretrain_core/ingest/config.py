@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from pretrain_core.config_base import StrictModel
+from pretrain_core.schema import Domain
 
 SourceFormat = Literal["jsonl", "parquet", "text", "code", "warc", "wet"]
 
@@ -19,7 +20,7 @@ class SourceConfig(StrictModel):
         max_length=64,
         description="Short unique name; prefixes shard keys and enters every document id, so keep it stable.",
     )
-    domain: Literal["general", "specialist", "code"] = Field(description="Domain of every document of the source.")
+    domain: Domain = Field(description="Domain of every document of the source.")
     format: SourceFormat = Field(
         description=(
             "jsonl: one JSON object per line (.gz/.zst inferred); parquet: one row per document; text: one document "

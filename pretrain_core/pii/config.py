@@ -8,16 +8,17 @@ masks the rest: such documents are usually contact lists or leaked records, not 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import Field, field_validator
 
 from pretrain_core.config_base import StrictModel
 
 PiiType = Literal["email", "phone", "ip", "card", "iban", "national_id", "secret", "person", "address"]
-PII_TYPES: tuple[PiiType, ...] = ("email", "phone", "ip", "card", "iban", "national_id", "secret", "person", "address")
+PII_TYPES: tuple[PiiType, ...] = get_args(PiiType)  # the one list of PII kinds
 # Kinds the learned tagger finds; the rest come from patterns.
 CLASSIFIER_TYPES: tuple[PiiType, ...] = ("person", "address")
+PATTERN_TYPES: tuple[PiiType, ...] = tuple(kind for kind in PII_TYPES if kind not in CLASSIFIER_TYPES)
 
 
 class PiiConfig(StrictModel):
@@ -27,7 +28,7 @@ class PiiConfig(StrictModel):
         default=list(PII_TYPES), min_length=1, description="Kinds of PII to detect; anything else is left alone."
     )
     code_types: list[PiiType] = Field(
-        default=["email", "phone", "ip", "card", "iban", "national_id", "secret"],
+        default=list(PATTERN_TYPES),
         description="Kinds the patterns find in code documents (domain 'code'): every structured kind, each with "
         "its validator (constants, hashes, UUIDs and version numbers do not pass them), so a card number in a test "
         "fixture or a phone number in a comment is redacted. Names and addresses: see `code_tagger_types`.",
@@ -62,7 +63,7 @@ class PiiConfig(StrictModel):
         "'pii_density'), once it has at least `density_min_count` of them. None: no limit.",
     )
     density_types: list[PiiType] = Field(
-        default=["email", "phone", "ip", "card", "iban", "national_id", "secret"],
+        default=list(PATTERN_TYPES),
         description="Kinds counted for `max_count` and `max_per_1000_chars`. Names and addresses are left out: "
         "narrative text (fiction, news, scripture) is full of names, which are redacted but no reason to drop it.",
     )

@@ -6,11 +6,17 @@ import bisect
 from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
+from pretrain_core.pii.config import PII_TYPES, PiiType
+
 # When two detectors claim the same characters, the longer span wins; between equal lengths this order decides.
 # Validated identifiers outrank looser kinds (a Luhn-valid card is not also a phone number), and a checksummed
 # national id outranks a card number, whose Luhn check passes one random digit run in ten.
-TYPE_PRIORITY = ("secret", "iban", "national_id", "card", "email", "ip", "phone", "address", "person")
-_RANK = {kind: rank for rank, kind in enumerate(TYPE_PRIORITY)}
+TYPE_PRIORITY: tuple[PiiType, ...] = (
+    "secret", "iban", "national_id", "card", "email", "ip", "phone", "address", "person"
+)  # fmt: skip
+if sorted(TYPE_PRIORITY) != sorted(PII_TYPES):
+    raise ImportError("TYPE_PRIORITY must order every kind of PII_TYPES once")
+_RANK: dict[str, int] = {kind: rank for rank, kind in enumerate(TYPE_PRIORITY)}
 
 
 class Span(NamedTuple):

@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from pretrain_core.config_base import Seed, StrictModel
 from pretrain_core.train.model_args import ModelArgs, Objective, PositionEncoding
+from pretrain_core.train.precision import Precision
 
 ModelPreset = Literal["tiny", "small", "124m", "350m", "760m", "2b-deep"]
 # (n_layer, n_head, d_model). `tiny` trains the CPU demo in minutes; `124m` is GPT-2 small; the larger ones are the
@@ -89,7 +90,7 @@ class TrainConfig(StrictModel):
     betas: tuple[float, float] = Field(default=(0.9, 0.999), description="AdamW (beta1, beta2).")
     eps: float = Field(default=1e-8, gt=0, le=1e-3, description="AdamW epsilon.")
     grad_clip: float = Field(default=1.0, ge=0, description="Max global gradient L2 norm; 0 disables clipping.")
-    precision: Literal["fp32", "bf16", "fp16"] = Field(
+    precision: Precision = Field(
         default="fp32",
         description="fp32; bf16 autocast with fp32 weights (warned when the device has no native bf16); or fp16 "
         "autocast with dynamic loss scaling (overflowed steps are skipped, counted and logged).",

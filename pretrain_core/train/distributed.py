@@ -144,6 +144,3 @@ def all_reduce_sum(values: list[float], env: DistEnv) -> list[float]:
     return tensor.tolist()
 
 
-def any_rank(flag: bool, env: DistEnv) -> bool:
-    """True on every rank when it is true on at least one (e.g. one rank received SIGTERM)."""
-    return all_reduce_sum([float(flag)], env)[0] > 0

@@ -14,6 +14,7 @@ from pretrain_core import storage
 from pretrain_core.config_base import StrictModel
 from pretrain_core.train.config import ModelPreset, TrainConfig
 from pretrain_core.train.model_args import Objective, PositionEncoding
+from pretrain_core.train.precision import Precision
 
 
 def default_run_name(model: str, max_steps: int, now: datetime | None = None) -> str:
@@ -76,7 +77,7 @@ class TrainRunParams(StrictModel):
     grad_accum_steps: int = _knob("grad_accum_steps")
     lr: float = _knob("lr")
     warmup_steps: int = _knob("warmup_steps")
-    precision: Literal["fp32", "bf16", "fp16"] = _knob("precision")
+    precision: Precision = _knob("precision")
     num_threads: int = _knob("num_threads")
     nproc_per_node: int = _knob("nproc_per_node")
     nnodes: int = _knob("nnodes")

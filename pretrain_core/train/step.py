@@ -14,17 +14,19 @@ from torch import nn
 from pretrain_core.train.distributed import DistEnv, all_reduce_sum, clip_grad_norm, gradient_sync
 from pretrain_core.train.model import cross_entropy
 from pretrain_core.train.objective import IGNORE, Masking, held_out_generator
+from pretrain_core.train.precision import Precision
 
-_AUTOCAST_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+TORCH_DTYPES: dict[Precision, torch.dtype] = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
-def autocast(precision: str, device: torch.device) -> AbstractContextManager[None]:
+def autocast(precision: Precision, device: torch.device) -> AbstractContextManager[None]:
     """bf16 or fp16 autocast (weights and optimizer stay fp32), or a no-op for fp32."""
-    dtype = _AUTOCAST_DTYPES.get(precision, torch.bfloat16)
-    return torch.autocast(device_type=device.type, dtype=dtype, enabled=precision in _AUTOCAST_DTYPES)
+    enabled = precision != "fp32"
+    dtype = TORCH_DTYPES[precision] if enabled else torch.bfloat16
+    return torch.autocast(device_type=device.type, dtype=dtype, enabled=enabled)
 
 
-def grad_scaler(precision: str, device: torch.device, init_scale: float = 2.0**16) -> torch.amp.GradScaler | None:
+def grad_scaler(precision: Precision, device: torch.device, init_scale: float = 2.0**16) -> torch.amp.GradScaler | None:
     """Dynamic loss scaling for fp16 (its 5 exponent bits underflow small gradients): the loss is multiplied
     before backward, gradients divided before the update, and a step whose gradients overflowed is skipped with
     the scale halved. None for fp32 and bf16, which have fp32's exponent range."""
@@ -45,7 +47,7 @@ def train_step(
     batches: Iterator[tuple[torch.Tensor, torch.Tensor]],
     grad_accum_steps: int,
     grad_clip: float,
-    precision: str,
+    precision: Precision,
     device: torch.device,
     scaler: torch.amp.GradScaler | None = None,
     masking: Masking | None = None,
@@ -85,7 +87,7 @@ def validation_loss(
     sequences: np.ndarray,
     batch_size: int,
     max_batches: int,
-    precision: str,
+    precision: Precision,
     env: DistEnv,
     masking: Masking | None = None,
 ) -> float | None:

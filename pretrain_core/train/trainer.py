@@ -39,7 +39,7 @@ from pretrain_core.train.objective import masking_of
 from pretrain_core.train.optim import build_optimizer
 from pretrain_core.train.preemption import stop_on_sigterm
 from pretrain_core.train.schedule import build_scheduler
-from pretrain_core.train.step import StepResult, grad_scaler, train_step, validation_loss
+from pretrain_core.train.step import TORCH_DTYPES, StepResult, grad_scaler, train_step, validation_loss
 from pretrain_core.train.tokenizer import tokenizer_from_proto
 
 log = logging.getLogger(__name__)
@@ -301,7 +301,7 @@ class Trainer:
     def mfu(self, tokens_per_s: float) -> float:
         """Model FLOPs utilisation: the training FLOPs done per second over the devices' peak (all ranks)."""
         if self._peak_flops is None and self.env.is_main:
-            dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.config.precision, torch.float32)
+            dtype = TORCH_DTYPES[self.config.precision]
             if dtype == torch.float16 and self.env.device.type == "cpu":
                 dtype = torch.float32  # CPUs emulate fp16 matmuls: fp32 is the real ceiling there
             self._peak_flops = measure_peak_flops(self.env.device, dtype)

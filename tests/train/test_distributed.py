@@ -11,7 +11,7 @@ import torch
 from pretrain_core import storage
 from pretrain_core.train.checkpoint import latest_checkpoint, load_model
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.distributed import DistEnv, all_reduce_sum, any_rank, clip_grad_norm, init_distributed
+from pretrain_core.train.distributed import DistEnv, all_reduce_sum, clip_grad_norm, init_distributed
 from pretrain_core.train.launch import run_torchrun, torchrun_command, write_config
 from pretrain_core.train.model import GPT, ModelArgs, cross_entropy
 from pretrain_core.train.trainer import train
@@ -114,7 +114,6 @@ def test_single_process_needs_no_process_group() -> None:
     env = init_distributed("auto")
     assert env == DistEnv(rank=0, local_rank=0, world_size=1, device=env.device) and env.is_main
     assert all_reduce_sum([1.5, 2.0], env) == [1.5, 2.0]
-    assert any_rank(True, env) and not any_rank(False, env)
 
 
 def test_clip_grad_norm_reports_the_norm_before_clipping() -> None:
