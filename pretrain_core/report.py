@@ -14,10 +14,16 @@ from pretrain_core.pipeline import training_config
 
 
 class RunReport(BaseModel):
+    """Two validation perplexities appear, measured on different text: training's own check on a fixed sample of
+    the validation split (`train_sample_sequences`), and each checkpoint evaluation's, per domain, on up to
+    `evaluation_sequences` of that split (token-weighted over more text, so the figures differ)."""
+
     root: str
     stages: dict[str, dict[str, Any]]
     train: dict[str, Any]
+    train_sample_sequences: int
     evaluations: list[dict[str, Any]]
+    evaluation_sequences: int
 
     def render(self) -> str:
         lines = [f"Results under {self.root}", "", f"{'stage':<10} {'in':>7} {'out':>7}  dropped (by reason)"]
@@ -30,17 +36,22 @@ class RunReport(BaseModel):
                 "",
                 f"training: {t.get('steps')} steps, {t.get('num_params')} parameters, "
                 f"{t.get('tokens_per_second') or 0:.0f} tokens/s",
-                f"validation perplexity at step 0: {t.get('initial_validation_perplexity') or float('nan'):.1f}",
-                f"validation perplexity at the end: {t.get('final_validation_perplexity') or float('nan'):.1f}",
+                f"validation perplexity in training (a fixed sample of {self.train_sample_sequences} validation "
+                "sequences):",
+                f"  at step 0: {t.get('initial_validation_perplexity') or float('nan'):.1f}",
+                f"  at the end: {t.get('final_validation_perplexity') or float('nan'):.1f}",
             ]
+        if self.evaluations:
+            lines.append(f"checkpoint evaluation (up to {self.evaluation_sequences} validation sequences, by domain):")
         for ev in self.evaluations:
             per_domain = ", ".join(f"{d}={p:.1f}" for d, p in ev["validation"].items())
-            lines.append(f"checkpoint step {ev['step']}: validation perplexity {per_domain} ({ev['checkpoint']})")
+            lines.append(f"  step {ev['step']}: validation perplexity {per_domain} ({ev['checkpoint']})")
         return "\n".join(lines)
 
 
 def run_report(cfg: PipelineConfig, manifests: dict[str, StageManifest], evaluations: list[EvalResult]) -> RunReport:
-    summary_url = storage.join(training_config(cfg).output_url, "train_summary.json")
+    train_cfg = training_config(cfg)
+    summary_url = storage.join(train_cfg.output_url, "train_summary.json")
     train = storage.read_json(summary_url) if storage.exists(summary_url) else {}
     evals = []
     for ev in evaluations:
@@ -59,5 +70,7 @@ def run_report(cfg: PipelineConfig, manifests: dict[str, StageManifest], evaluat
             name: {"docs_in": m.docs_in, "docs_out": m.docs_out, "dropped": m.dropped} for name, m in manifests.items()
         },
         train=train,
+        train_sample_sequences=train_cfg.eval_batches * train_cfg.micro_batch_size * train_cfg.data_parallel_size,
         evaluations=evals,
+        evaluation_sequences=cfg.evaluate.batches_per_split * cfg.evaluate.batch_size,
     )

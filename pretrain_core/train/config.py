@@ -250,10 +250,14 @@ class TrainConfig(StrictModel):
         return self.lr * self.tokens_per_step / self.lr_reference_batch_tokens
 
     @property
+    def data_parallel_size(self) -> int:
+        """Replicas that read different batches: the ranks over the tensor-parallel groups (which share one)."""
+        return self.nproc_per_node * self.nnodes // self.tensor_parallel
+
+    @property
     def tokens_per_step(self) -> int:
         """Tokens consumed by one optimizer step across all ranks."""
-        data_parallel = self.nproc_per_node * self.nnodes // self.tensor_parallel  # a tp group shares one batch
-        return self.seq_len * self.micro_batch_size * self.grad_accum_steps * data_parallel
+        return self.seq_len * self.micro_batch_size * self.grad_accum_steps * self.data_parallel_size
 
 
 DEFAULT_PROMPTS = (
