@@ -1,4 +1,4 @@
-# Fresh machine: `make demo` runs the whole DAG on the demo corpus; `make test` runs the test suite.
+# Fresh machine: `make demo` runs the whole DAG on the demo corpus; `make test-all` runs every test (CI), `make test` the quick ones.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -21,13 +21,13 @@ demo: setup
 	PREFECT_HOME=$${PREFECT_HOME:-$(DEMO_PREFECT_HOME)} $(BIN)/pretrain run
 
 test: setup
-	$(BIN)/pytest -m "not slow" -q
+	$(BIN)/pytest -m "not slow" -q -rs
 
 # Everything, slow tests included; then the tests that fit or score through BLAS again under other OpenBLAS
 # kernels, since another CPU gets another kernel and other last bits (pytest -m blas lists them).
 BLAS_KERNELS ?= $(if $(filter x86_64,$(shell uname -m)),Sandybridge Prescott,ARMV8 CORTEXA53)
 test-all: setup
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -rs
 	for kernel in $(BLAS_KERNELS); do OPENBLAS_CORETYPE=$$kernel $(BIN)/pytest -m blas -q || exit 1; done
 
 lint: setup

@@ -14,9 +14,10 @@ from pretrain_core.pipeline import training_config
 
 
 class RunReport(BaseModel):
-    """Two validation perplexities appear, measured on different text: training's own check on a fixed sample of
-    the validation split (`train_sample_sequences`), and each checkpoint evaluation's, per domain, on up to
-    `evaluation_sequences` of that split (token-weighted over more text, so the figures differ)."""
+    """Two validation perplexities appear, measured on different samples of the validation split: training's own
+    check on `train_sample_sequences` evenly spaced sequences (the split's own domain mix), and each checkpoint
+    evaluation's on up to `evaluation_sequences` drawn in equal shares per domain and source (so the less
+    familiar domains weigh more in its `all`, and the two figures differ)."""
 
     root: str
     stages: dict[str, dict[str, Any]]
@@ -36,13 +37,16 @@ class RunReport(BaseModel):
                 "",
                 f"training: {t.get('steps')} steps, {t.get('num_params')} parameters, "
                 f"{t.get('tokens_per_second') or 0:.0f} tokens/s",
-                f"validation perplexity in training (a fixed sample of {self.train_sample_sequences} validation "
-                "sequences):",
+                f"validation perplexity in training ({self.train_sample_sequences} evenly spaced validation sequences, "
+                "the split's domain mix):",
                 f"  at step 0: {t.get('initial_validation_perplexity') or float('nan'):.1f}",
                 f"  at the end: {t.get('final_validation_perplexity') or float('nan'):.1f}",
             ]
         if self.evaluations:
-            lines.append(f"checkpoint evaluation (up to {self.evaluation_sequences} validation sequences, by domain):")
+            lines.append(
+                f"checkpoint evaluation (up to {self.evaluation_sequences} validation sequences, equal shares per "
+                "domain and source):"
+            )
         for ev in self.evaluations:
             per_domain = ", ".join(f"{d}={p:.1f}" for d, p in ev["validation"].items())
             lines.append(f"  step {ev['step']}: validation perplexity {per_domain} ({ev['checkpoint']})")
