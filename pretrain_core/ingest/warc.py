@@ -58,6 +58,8 @@ def read_warc(url: str, rel: str, source: SourceConfig, cfg: IngestConfig, stats
             outcome = _Outcome()
             yield from guarded(rel, _records(handle, rel, cfg, stats, outcome))
             if outcome.failed_at is None:
+                if cut := _cut_tail(handle, outcome, size, gzipped):
+                    yield dropped(rel, TRUNCATED, cut)
                 return
             start = _next_record_start(handle, outcome.failed_at + 1, gzipped)
             if start is None and outcome.ran_out:  # the last record breaks off: the file was cut
@@ -75,9 +77,32 @@ class _Outcome:
         self.failed_at: int | None = None
         self.why = ""
         self.ran_out = False  # the record's Content-Length reaches past the end of the file
+        self.last_start = 0  # where the last whole record starts
+        self.end = 0  # where warcio stopped reading: the file's size when every byte was a whole record
 
     def fail(self, position: int, why: str, ran_out: bool = False) -> None:
         self.failed_at, self.why, self.ran_out = position, why, ran_out
+
+
+def _cut_tail(handle: IO[bytes], outcome: _Outcome, size: int, gzipped: bool) -> str | None:
+    """Why the file's end is cut, or None: warcio ends quietly where a last record breaks off inside its header, or
+    where a last gzip member lacks its trailer, as other codecs' readers never do (they raise EOFError)."""
+    handle.seek(outcome.end)
+    rest = handle.read(_SCAN_CHUNK)
+    if rest.strip():
+        return f"{size - outcome.end} bytes after the last whole record"
+    handle.seek(outcome.last_start)
+    if gzipped and handle.read(len(_GZIP_MEMBER)) == _GZIP_MEMBER:  # a member per record, as WARC asks
+        handle.seek(outcome.last_start)
+        member = zlib.decompressobj(wbits=31)
+        try:
+            while (chunk := handle.read(_SCAN_CHUNK)) and not member.eof:
+                member.decompress(chunk)
+        except zlib.error:
+            return None  # damage inside a record warcio read whole: not a cut
+        if not member.eof:
+            return "the last gzip member ends before its trailer"
+    return None
 
 
 def _next_record_start(handle: IO[bytes], position: int, gzipped: bool) -> int | None:
@@ -146,12 +171,13 @@ def _records(
             if records.err_count:  # what follows the record is not the next record: its length is wrong
                 outcome.fail(position, _BAD_LENGTH)
                 return
-            position = records.offset
+            outcome.last_start, position = position, records.offset
             if not is_document:
                 stats["warc_records_skipped"] += 1
                 continue
             location = f"{rel}:{records.get_record_offset()} {target}".rstrip()
             yield _document(record, location, target, body, too_large, cfg, stats)
+        outcome.end = position
     except (ArchiveLoadFailed, StatusAndHeadersParserException, ValueError, zlib.error) as error:
         # a damaged header or gzip member (a file that breaks off raises EOFError: `guarded` reports it)
         outcome.fail(position, f"unreadable record: {error}"[: cfg.preview_chars])

@@ -53,6 +53,22 @@ def test_truncated_crawl_keeps_complete_records_and_flags_the_file(
     assert docs[-1].location == "cut.warc.gz"
 
 
+@pytest.mark.parametrize("where", ["header", "trailer"])
+def test_a_warc_gz_cut_inside_its_last_member_is_counted_truncated_like_other_codecs(
+    tmp_path: Path, write_crawl: Callable[..., None], where: str
+) -> None:
+    """warcio ends quietly where the last member breaks off in its record's header or lacks its gzip trailer."""
+    write_crawl(tmp_path / "whole.warc.gz")
+    docs, _ = _read(tmp_path / "whole.warc.gz")
+    data = (tmp_path / "whole.warc.gz").read_bytes()
+    last = int(docs[-1].location.split(" ")[0].rsplit(":", 1)[1])  # the WET record ends the crawl
+    (tmp_path / "cut.warc.gz").write_bytes(data[: last + 20] if where == "header" else data[:-4])
+    cut_docs, _ = _read(tmp_path / "cut.warc.gz")
+    assert cut_docs[-1].reason == "truncated_compressed_file" and cut_docs[-1].location == "cut.warc.gz"
+    kept = docs[:-1] if where == "header" else docs  # a record whose bytes all arrived is kept
+    assert [d.location for d in cut_docs[:-1]] == [d.location.replace("whole", "cut") for d in kept]
+
+
 def test_oversized_page_is_dropped_before_extraction(
     tmp_path: Path, write_crawl: Callable[..., None], crawl_topics: tuple[str, ...]
 ) -> None:
