@@ -183,7 +183,12 @@ def format_validation_error(error: ValidationError) -> str:
     lines = []
     for item in error.errors():
         key = ".".join(str(p) for p in item["loc"]) or "<root>"
-        message = "unknown key" + _nearest_keys(key) if item["type"] == "extra_forbidden" else item["msg"]
+        message = item["msg"]
+        if item["type"] == "extra_forbidden":
+            message = "unknown key" + _nearest_keys(key)
+        elif item["type"] == "finite_number":
+            shown = "NaN" if item["input"] != item["input"] else "infinity"  # NaN is the one value unequal to itself
+            message = f"{shown} is refused: give a finite number"
         lines.append(f"  {key}: {message}")
     return "invalid pipeline config:\n" + "\n".join(lines)
 

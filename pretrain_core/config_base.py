@@ -12,9 +12,10 @@ Seed = Annotated[int, Field(ge=0, le=2**32 - 1)]
 
 
 class StrictModel(BaseModel):
-    """A frozen pydantic model that refuses unknown keys, so a typo in YAML is an error naming the key."""
+    """A frozen pydantic model that refuses unknown keys, so a typo in YAML is an error naming the key, and NaN or
+    infinity for any number (a NaN compares false with every bound, so it would pass them or fail confusingly)."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False)
 
 
 class ConfigError(ValueError):

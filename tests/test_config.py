@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import logging
 import re
 from pathlib import Path
+from typing import get_args, get_origin
 
 import pytest
 import yaml
 from pydantic import BaseModel
+from pydantic.fields import FieldInfo
 
 from pretrain_core.config import DEFAULT_CONFIG, ConfigError, PipelineConfig, apply_overrides, load_config
 
@@ -108,3 +111,46 @@ def test_every_seed_numpy_cannot_use_is_refused_naming_its_key() -> None:
         load_config(None, [f"{key}={2**32 - 1}"])
         with pytest.raises(ConfigError, match=rf"{re.escape(key)}: Input should be less than or equal to 4294967295"):
             load_config(None, [f"{key}={2**32}"])
+
+
+@pytest.mark.parametrize("key", ["train.max_steps", "ingest.docs_per_shard", "ingest.preview_chars"])
+def test_a_count_far_past_any_real_run_is_refused_when_read(key: str) -> None:
+    with pytest.raises(ConfigError, match=rf"{re.escape(key)}: Input should be less than or equal to"):
+        load_config(None, [f"{key}=1.0e+15"])
+
+
+def test_every_count_and_size_has_an_upper_bound() -> None:
+    """A bare `int` or `float` field would take 1e23 for 2000; `pretrain_core/limits.py` says why each bound."""
+    unbounded = [key for key, field in _number_fields(PipelineConfig) if not _has_upper_bound(field)]
+    assert unbounded == []
+
+
+@pytest.mark.parametrize(("value", "named"), [(".nan", "NaN"), (".inf", "infinity")])
+def test_nan_and_infinity_are_named_as_such(value: str, named: str) -> None:
+    with pytest.raises(ConfigError, match=rf"train\.lr: {named} is refused: give a finite number"):
+        load_config(None, [f"train.lr={value}"])
+
+
+def test_warmup_longer_than_the_run_is_warned_about(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="pretrain_core.train.config"):
+        load_config(None, ["train.max_steps=100", "train.warmup_steps=100"])
+    assert "train.warmup_steps 100 >= train.max_steps 100" in caplog.text
+
+
+def _number_fields(model: type[BaseModel], prefix: str = "") -> list[tuple[str, FieldInfo]]:
+    found = []
+    for name, field in model.model_fields.items():
+        kinds = [field.annotation, *get_args(field.annotation)]
+        nested = [k for k in kinds if isinstance(k, type) and issubclass(k, BaseModel)]
+        for inner in nested:
+            found += _number_fields(inner, f"{prefix}{name}.")
+        container = get_origin(field.annotation) in (dict, list, tuple)  # weights, betas: their validators bound them
+        if not container and any(k in (int, float) for k in kinds):
+            found.append((f"{prefix}{name}", field))
+    return found
+
+
+def _has_upper_bound(field: FieldInfo) -> bool:
+    return any(
+        getattr(meta, "le", None) is not None or getattr(meta, "lt", None) is not None for meta in field.metadata
+    )

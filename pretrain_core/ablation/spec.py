@@ -19,6 +19,7 @@ from pydantic import Field, ValidationError, model_validator
 from pretrain_core import storage
 from pretrain_core.config import ConfigError, PipelineConfig, format_validation_error, load_config
 from pretrain_core.config_base import Seed, StrictModel
+from pretrain_core.limits import MAX_CORPUS_TOKENS, MAX_DOC_CHARS
 from pretrain_core.pipeline import CorpusPipeline, training_config
 from pretrain_core.train.config import TrainConfig
 
@@ -41,7 +42,9 @@ class HeldOut(StrictModel):
         "Only documents no arm trains on are kept.",
     )
     docs_per_domain: int = Field(default=48, ge=1, le=100_000, description="Held-out documents per domain.")
-    max_chars: int = Field(default=4000, ge=100, description="Characters scored per held-out document at most.")
+    max_chars: int = Field(
+        le=MAX_DOC_CHARS, default=4000, ge=100, description="Characters scored per held-out document at most."
+    )
     zero_shot_items: int = Field(
         default=40, ge=0, le=10_000, description="Zero-shot items per task and language group, from that text."
     )
@@ -62,7 +65,10 @@ class AblationSpec(StrictModel):
     )
     first_seed: Seed = Field(default=1234, description="Training seed of the first proxy model of every arm.")
     token_budget: int = Field(
-        default=400_000, ge=1, description="Tokens each proxy model trains on (rounded up to steps)."
+        default=400_000,
+        ge=1,
+        le=MAX_CORPUS_TOKENS,
+        description="Tokens each proxy model trains on (rounded up to steps).",
     )
     curve_points: int = Field(default=4, ge=1, le=100, description="Checkpoints per run scored on the held-out set.")
     train_overrides: list[str] = Field(

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from pydantic import Field, field_validator, model_validator
 
 from pretrain_core.config_base import StrictModel
+from pretrain_core.limits import MAX_DOC_BYTES, MAX_DOC_CHARS, MAX_LINE_CHARS, MAX_LINES, MAX_WORD_CHARS
 
 # Gopher's English stop words: a real English sentence almost always contains at least two of them.
 GOPHER_ENGLISH_STOP_WORDS = ("the", "be", "to", "of", "and", "that", "have", "with")
@@ -92,6 +93,7 @@ class LangIdConfig(StrictModel):
     min_letters: int = Field(
         default=10,
         ge=1,
+        le=MAX_DOC_CHARS,
         description="Texts in shared scripts (Latin, Cyrillic, ...) with fewer letters in the prefix are 'und': "
         "a word or two is no evidence of a language.",
     )
@@ -142,10 +144,13 @@ class ProseThresholds(StrictModel):
     min_words: int = Field(
         default=50,
         ge=0,
+        le=MAX_DOC_CHARS,
         description="Fewer words than this: 'too_few_words'. In scripts written without spaces (Han, kana, Thai, "
         "Lao, Khmer, Myanmar) each character counts as one word.",
     )
-    max_words: int = Field(default=100_000, ge=1, description="More words than this: 'too_many_words'.")
+    max_words: int = Field(
+        le=MAX_DOC_CHARS, default=100_000, ge=1, description="More words than this: 'too_many_words'."
+    )
     placeholder_phrases: list[str] = Field(
         default=["lorem ipsum"],
         description="A document holding one of these (any case) is template filler: 'placeholder_text' (C4 drops "
@@ -154,14 +159,18 @@ class ProseThresholds(StrictModel):
     min_mean_word_length: float = Field(
         default=3.0,
         ge=0.0,
+        le=MAX_WORD_CHARS,
         description="Mean length (characters) of words with a letter or digit below this: 'mean_word_length'. "
         "Not applied to unsegmented text, where every word is one character.",
     )
     max_mean_word_length: float = Field(
-        default=10.0, gt=0.0, description="Mean word length above this (URL lists, hashes): 'mean_word_length'."
+        default=10.0,
+        gt=0.0,
+        le=MAX_WORD_CHARS,
+        description="Mean word length above this (URL lists, hashes): 'mean_word_length'.",
     )
     max_symbol_word_ratio: float = Field(
-        default=0.1, ge=0.0, description="('#' + '...' + '…') per word above this: 'symbol_ratio' (tag spam)."
+        le=1, default=0.1, ge=0.0, description="('#' + '...' + '…') per word above this: 'symbol_ratio' (tag spam)."
     )
     max_bullet_line_fraction: float = Field(
         default=0.9, ge=0.0, le=1.0, description="Share of lines starting with a bullet above this: 'bullet_lines'."
@@ -175,6 +184,7 @@ class ProseThresholds(StrictModel):
     min_ellipsis_lines: int = Field(
         default=2,
         ge=1,
+        le=MAX_LINES,
         description="Lines ending in an ellipsis needed before 'ellipsis_lines' applies: one trailing-off sentence "
         "in a two-line passage is a narrative pause, not a list of truncated teasers.",
     )
@@ -188,6 +198,7 @@ class ProseThresholds(StrictModel):
     min_stop_words: int = Field(
         default=2,
         ge=0,
+        le=MAX_DOC_CHARS,
         description="Fewer distinct stop words than this: 'no_stop_words'. Only for languages with a list in "
         "`stop_words`.",
     )
@@ -200,6 +211,7 @@ class ProseThresholds(StrictModel):
     min_duplicate_line_words: int = Field(
         default=3,
         ge=0,
+        le=MAX_LINE_CHARS,
         description="Repeated lines of fewer words (characters x `unsegmented_ngram_scale` in unsegmented text) are "
         "structure, an attribution after each quote or a record separator, and do not count for 'duplicate_lines'.",
     )
@@ -247,7 +259,7 @@ class C4LinesConfig(StrictModel):
     require_terminal_punctuation: bool = Field(
         default=True, description='Delete lines not ending in . ! ? " or their CJK forms.'
     )
-    min_words_per_line: int = Field(default=3, ge=0, description="Delete lines with fewer words.")
+    min_words_per_line: int = Field(default=3, ge=0, le=MAX_LINE_CHARS, description="Delete lines with fewer words.")
     drop_javascript_lines: bool = Field(default=True, description="Delete lines mentioning 'javascript'.")
     drop_policy_lines: bool = Field(default=True, description="Delete cookie/terms/privacy-policy boilerplate lines.")
     drop_lorem_ipsum: bool = Field(
@@ -257,7 +269,10 @@ class C4LinesConfig(StrictModel):
         default=False, description="Drop documents containing '{' (C4's code filter): 'c4_curly_brace'."
     )
     min_sentences: int = Field(
-        default=5, ge=0, description="Fewer sentences left after line filtering: 'c4_too_few_sentences'."
+        default=5,
+        ge=0,
+        le=MAX_DOC_CHARS,
+        description="Fewer sentences left after line filtering: 'c4_too_few_sentences'.",
     )
 
 
@@ -312,13 +327,19 @@ class CodeRulesConfig(StrictModel):
     """Heuristics for source files (domain 'code'), after The Stack and StarCoder."""
 
     max_file_bytes: int = Field(
-        default=1_000_000, ge=1, description="Files larger than this (UTF-8 bytes), mostly data: 'code_too_large'."
+        default=1_000_000,
+        ge=1,
+        le=MAX_DOC_BYTES,
+        description="Files larger than this (UTF-8 bytes), mostly data: 'code_too_large'.",
     )
     max_line_length: int = Field(
-        default=1000, ge=1, description="Any line longer than this (minified or embedded data): 'code_line_too_long'."
+        default=1000,
+        ge=1,
+        le=MAX_LINE_CHARS,
+        description="Any line longer than this (minified or embedded data): 'code_line_too_long'.",
     )
     max_mean_line_length: float = Field(
-        default=100.0, gt=0.0, description="Mean line length above this: 'code_mean_line_too_long'."
+        le=MAX_LINE_CHARS, default=100.0, gt=0.0, description="Mean line length above this: 'code_mean_line_too_long'."
     )
     min_alnum_fraction: float = Field(
         default=0.25,
@@ -342,7 +363,7 @@ class CodeRulesConfig(StrictModel):
         "'code_autogenerated'. Empty disables the rule.",
     )
     autogenerated_scan_lines: int = Field(
-        default=5, ge=0, description="How many leading lines are searched for autogenerated markers."
+        le=MAX_LINES, default=5, ge=0, description="How many leading lines are searched for autogenerated markers."
     )
 
 

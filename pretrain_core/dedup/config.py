@@ -8,6 +8,7 @@ from pydantic import Field, model_validator
 
 from pretrain_core.config_base import Seed, StrictModel
 from pretrain_core.dedup.normalize import DEFAULT_IGNORE, Ignorable
+from pretrain_core.limits import MAX_BUCKET_PAIRS, MAX_FAN_IN, MAX_PERMUTATIONS
 
 
 class DedupConfig(StrictModel):
@@ -72,9 +73,12 @@ class DedupConfig(StrictModel):
     bands: int | None = Field(
         default=None,
         ge=2,
+        le=MAX_PERMUTATIONS,
         description="LSH bands; with `rows`, overrides the bands datasketch derives from `threshold`.",
     )
-    rows: int | None = Field(default=None, ge=1, description="LSH rows per band; set together with `bands`.")
+    rows: int | None = Field(
+        le=MAX_PERMUTATIONS, default=None, ge=1, description="LSH rows per band; set together with `bands`."
+    )
     verify_candidates: bool = Field(
         default=True,
         description="Check each candidate pair's similarity before linking it, so LSH false positives never join "
@@ -106,6 +110,7 @@ class DedupConfig(StrictModel):
     shuffle_fan_in: int = Field(
         default=64,
         ge=2,
+        le=MAX_FAN_IN,
         description="The most senders a reduce job reads a shuffled table from: with more (input shards, or "
         "partitions), a merge round goes between, so a shuffle costs about 2 x receivers x sqrt(senders) ranged "
         "reads (requests, on object storage) instead of senders x receivers. The clusters do not depend on it.",
@@ -120,6 +125,7 @@ class DedupConfig(StrictModel):
     full_pairs_limit: int = Field(
         default=64,
         ge=2,
+        le=MAX_BUCKET_PAIRS,
         description="Buckets up to this size are verified pair by pair; larger ones only against their "
         "best-ranked member, to keep big families of copies linear.",
     )

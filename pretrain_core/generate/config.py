@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import Field
 
 from pretrain_core.config_base import Seed, StrictModel
+from pretrain_core.limits import MAX_VOCAB
 
 Strategy = Literal["greedy", "sample", "beam"]
 
@@ -21,7 +22,9 @@ class GenerationConfig(StrictModel):
     )
     max_new_tokens: int = Field(default=64, ge=1, le=8192, description="Tokens generated at most.")
     temperature: float = Field(default=0.8, ge=0, le=10, description="Softmax temperature of sampling; 0 = greedy.")
-    top_k: int | None = Field(default=40, ge=1, description="Sample among the k most likely tokens (none: all).")
+    top_k: int | None = Field(
+        le=MAX_VOCAB, default=40, ge=1, description="Sample among the k most likely tokens (none: all)."
+    )
     top_p: float | None = Field(
         default=None, gt=0, le=1, description="Nucleus sampling: the smallest set of tokens whose mass reaches p."
     )

@@ -7,6 +7,14 @@ from typing import Literal
 from pydantic import Field
 
 from pretrain_core.config_base import StrictModel
+from pretrain_core.limits import (
+    MAX_DOC_CHARS,
+    MAX_DOCS_PER_SHARD,
+    MAX_LINE_CHARS,
+    MAX_LINES,
+    MAX_PREVIEW_CHARS,
+    MAX_SHARD_BYTES,
+)
 from pretrain_core.schema import Domain
 
 SourceFormat = Literal["jsonl", "parquet", "text", "code", "warc", "wet"]
@@ -79,11 +87,13 @@ class IngestConfig(StrictModel):
     min_doc_chars: int = Field(
         default=1,
         ge=1,
+        le=MAX_DOC_CHARS,
         description="Documents with fewer characters, surrounding whitespace aside, are dropped as `empty`.",
     )
     docs_per_shard: int = Field(
         default=2000,
         ge=1,
+        le=MAX_DOCS_PER_SHARD,
         description=(
             "Files of a text or code tree grouped per output shard. Record files (jsonl, parquet, WARC) make one "
             "shard per file, so a file with more records makes a bigger shard: split such inputs upstream."
@@ -92,16 +102,23 @@ class IngestConfig(StrictModel):
     bytes_per_shard: int = Field(
         default=256 * 1024 * 1024,
         ge=1,
+        le=MAX_SHARD_BYTES,
         description="Text or code tree files are also grouped so one shard reads at most this many bytes.",
     )
     preview_chars: int = Field(
-        default=2000, ge=0, description="Characters of a dropped document kept in the quarantine for inspection."
+        default=2000,
+        ge=0,
+        le=MAX_PREVIEW_CHARS,
+        description="Characters of a dropped document kept in the quarantine for inspection.",
     )
     code_max_line_chars: int = Field(
-        default=1000, ge=1, description="A code file with a longer line is dropped as `minified`."
+        le=MAX_LINE_CHARS, default=1000, ge=1, description="A code file with a longer line is dropped as `minified`."
     )
     code_max_mean_line_chars: float = Field(
-        default=100.0, gt=0, description="A code file whose mean line length exceeds this is dropped as `minified`."
+        default=100.0,
+        gt=0,
+        le=MAX_LINE_CHARS,
+        description="A code file whose mean line length exceeds this is dropped as `minified`.",
     )
     code_vendored_dirs: tuple[str, ...] = Field(
         default=(
@@ -140,7 +157,10 @@ class IngestConfig(StrictModel):
         ),
     )
     code_generated_header_lines: int = Field(
-        default=10, ge=1, description="How many leading lines of a code file are searched for generated markers."
+        default=10,
+        ge=1,
+        le=MAX_LINES,
+        description="How many leading lines of a code file are searched for generated markers.",
     )
     code_generated_files: tuple[str, ...] = Field(
         default=(

@@ -8,6 +8,7 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from pretrain_core.config_base import Seed, StrictModel
+from pretrain_core.limits import MAX_CORPUS_TOKENS
 from pretrain_core.schema import DOMAINS
 
 WEIGHT_SUM_TOLERANCE = 1e-6
@@ -23,6 +24,7 @@ class MixtureConfig(StrictModel):
     total_tokens: int | None = Field(
         default=None,
         gt=0,
+        le=MAX_CORPUS_TOKENS,
         description="Token budget; None means the largest budget every domain can fill within max_upsample. "
         "A budget that would need more repeats is shrunk (the plan says so).",
     )

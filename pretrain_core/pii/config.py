@@ -13,6 +13,7 @@ from typing import Literal, get_args
 from pydantic import Field, field_validator
 
 from pretrain_core.config_base import StrictModel
+from pretrain_core.limits import MAX_DOC_CHARS
 
 PiiType = Literal["email", "phone", "ip", "card", "iban", "national_id", "secret", "person", "address"]
 PII_TYPES: tuple[PiiType, ...] = get_args(PiiType)  # the one list of PII kinds
@@ -53,12 +54,14 @@ class PiiConfig(StrictModel):
     max_count: int | None = Field(
         default=None,
         ge=0,
+        le=MAX_DOC_CHARS,
         description="Drop a document with more matches (of `density_types`) than this (reason 'pii_density'); Dolma "
         "uses 5. None: no limit.",
     )
     max_per_1000_chars: float | None = Field(
         default=5.0,
         gt=0,
+        le=1000,
         description="Drop a document with more matches (of `density_types`) per 1,000 characters than this (reason "
         "'pii_density'), once it has at least `density_min_count` of them. None: no limit.",
     )
@@ -70,6 +73,7 @@ class PiiConfig(StrictModel):
     density_min_count: int = Field(
         default=3,
         ge=1,
+        le=MAX_DOC_CHARS,
         description="Matches a document needs before the density limit applies, so one email in a tweet is masked, "
         "not a reason to drop it.",
     )

@@ -29,6 +29,7 @@ from typing import Any, Literal, Self
 from pydantic import Field, model_validator
 
 from pretrain_core.config_base import Seed, StrictModel
+from pretrain_core.limits import MAX_DOCS, MAX_SAMPLE_CHARS, MAX_SHARD_BYTES
 
 Bucket = Literal["head", "middle", "tail"]
 BUCKETS: tuple[Bucket, ...] = ("head", "middle", "tail")
@@ -108,6 +109,7 @@ class QualityConfig(StrictModel):
     tokenizer_max_chars: int = Field(
         default=1_000_000,
         gt=0,
+        le=MAX_SAMPLE_CHARS,
         description=(
             "SentencePiece trains on the first this many reference characters (in sample order), which bounds its "
             "single-threaded training time; the n-gram model is counted over the whole reference."
@@ -150,7 +152,7 @@ class QualityConfig(StrictModel):
         description="Languages whose own models tokenise into characters instead of SentencePiece pieces.",
     )
     min_reference_docs_per_language: int = Field(
-        default=50, ge=1, description="Reference documents a language needs for its own model."
+        le=MAX_DOCS, default=50, ge=1, description="Reference documents a language needs for its own model."
     )
     bucket_percentiles: tuple[float, float] = Field(
         default=(30.0, 60.0),
@@ -159,6 +161,7 @@ class QualityConfig(StrictModel):
     min_docs_per_language: int = Field(
         default=100,
         ge=1,
+        le=MAX_DOCS,
         description=(
             "Documents a language (programming language for code) needs in the input for cut-offs of its own; "
             "with fewer its documents are bucketed by their model's pooled cut-offs. A handful of documents is no "
@@ -229,7 +232,10 @@ class QualityConfig(StrictModel):
     )
     seed: Seed = Field(default=0, description="Seed of the reference and cut-off samples.")
     batch_chars: int = Field(
-        default=4_000_000, ge=10_000, description="Characters scored per batch (bounds memory while scoring)."
+        default=4_000_000,
+        ge=10_000,
+        le=MAX_SHARD_BYTES,
+        description="Characters scored per batch (bounds memory while scoring).",
     )
 
     @model_validator(mode="before")

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from pretrain_core.config_base import Seed, StrictModel
+from pretrain_core.limits import MAX_SAMPLE_CHARS
 
 
 class TokenizerConfig(StrictModel):
@@ -57,6 +58,7 @@ class TokenizerConfig(StrictModel):
     max_training_chars: int = Field(
         default=10_000_000,
         ge=1_000,
+        le=MAX_SAMPLE_CHARS,
         description="Characters of text sampled for training (documents chosen by a seeded hash of their id).",
     )
     max_sentence_chars: int = Field(

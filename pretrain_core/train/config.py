@@ -2,13 +2,25 @@
 
 from __future__ import annotations
 
+import logging
 from typing import Literal
 
 from pydantic import Field, model_validator
 
 from pretrain_core.config_base import Seed, StrictModel
+from pretrain_core.limits import (
+    MAX_BATCH_TOKENS,
+    MAX_BATCHES,
+    MAX_CHECKPOINTS,
+    MAX_FLOPS,
+    MAX_MINUTES,
+    MAX_STEPS,
+    MAX_VOCAB,
+)
 from pretrain_core.train.model_args import ModelArgs, Objective, PositionEncoding
 from pretrain_core.train.precision import Precision
+
+log = logging.getLogger(__name__)
 
 ModelPreset = Literal["tiny", "small", "124m", "350m", "760m", "2b-deep"]
 # (n_layer, n_head, d_model). `tiny` trains the CPU demo in minutes; `124m` is GPT-2 small; the larger ones are the
@@ -72,16 +84,19 @@ class TrainConfig(StrictModel):
         default=16, ge=1, le=4096, description="Sequences per rank per forward/backward pass."
     )
     grad_accum_steps: int = Field(default=1, ge=1, le=1024, description="Micro-batches accumulated per optimizer step.")
-    max_steps: int = Field(default=200, ge=1, description="Optimizer steps of the whole run (the schedule's length).")
+    max_steps: int = Field(
+        le=MAX_STEPS, default=200, ge=1, description="Optimizer steps of the whole run (the schedule's length)."
+    )
     lr: float = Field(default=3e-3, gt=0, le=1.0, description="Peak learning rate, reached at the end of warmup.")
     min_lr_ratio: float = Field(default=0.1, ge=0, le=1, description="Final learning rate as a fraction of `lr`.")
-    warmup_steps: int = Field(default=20, ge=0, description="Steps of linear warmup from 0 to `lr`.")
+    warmup_steps: int = Field(default=20, ge=0, le=MAX_STEPS, description="Steps of linear warmup from 0 to `lr`.")
     lr_schedule: Literal["cosine", "linear", "constant"] = Field(
         default="cosine", description="After warmup: cosine or linear decay to min_lr_ratio x lr, or a constant lr."
     )
     lr_reference_batch_tokens: int | None = Field(
         default=None,
         ge=1,
+        le=MAX_BATCH_TOKENS,
         description="Linear scaling rule: `lr` was tuned at this many tokens per optimizer step, and the peak "
         "becomes lr x (global batch tokens / this), so changing GPUs or micro-batches keeps the tuned lr. "
         "Unset: `lr` as given.",
@@ -89,7 +104,7 @@ class TrainConfig(StrictModel):
     weight_decay: float = Field(default=0.01, ge=0, le=1, description="AdamW decoupled weight decay (matrices only).")
     betas: tuple[float, float] = Field(default=(0.9, 0.999), description="AdamW (beta1, beta2).")
     eps: float = Field(default=1e-8, gt=0, le=1e-3, description="AdamW epsilon.")
-    grad_clip: float = Field(default=1.0, ge=0, description="Max global gradient L2 norm; 0 disables clipping.")
+    grad_clip: float = Field(default=1.0, ge=0, le=1e6, description="Max global gradient L2 norm; 0 disables clipping.")
     precision: Precision = Field(
         default="fp32",
         description="fp32; bf16 autocast with fp32 weights (warned when the device has no native bf16); or fp16 "
@@ -104,6 +119,7 @@ class TrainConfig(StrictModel):
     max_nonfinite_steps: int = Field(
         default=3,
         ge=1,
+        le=MAX_STEPS,
         description="A step with a nan/inf gradient is skipped (counted, logged); after this many in a row the run "
         "rolls back to its last checkpoint and lowers the lr by rollback_lr_factor.",
     )
@@ -113,11 +129,12 @@ class TrainConfig(StrictModel):
     grad_check_every: int = Field(
         default=1000,
         ge=0,
+        le=MAX_STEPS,
         description="Every this many steps, check autograd against finite differences on a float64 copy of the "
         "model (the articles: every 1,000 steps); logged, and warned about beyond grad_check_tolerance. 0: never.",
     )
     grad_check_tolerance: float = Field(
-        default=1e-2, gt=0, description="Largest relative error between the two gradients that passes the check."
+        default=1e-2, gt=0, le=1, description="Largest relative error between the two gradients that passes the check."
     )
     resume_despite_changes: bool = Field(
         default=False,
@@ -126,38 +143,47 @@ class TrainConfig(StrictModel):
     )
     seed: Seed = Field(default=1234, description="Seed for initialisation and data order.")
     checkpoint_every: int = Field(
-        default=100, ge=1, description="Save a checkpoint every this many steps (and at the end)."
+        le=MAX_STEPS, default=100, ge=1, description="Save a checkpoint every this many steps (and at the end)."
     )
     checkpoint_every_minutes: float | None = Field(
         default=60.0,
         gt=0,
+        le=MAX_MINUTES,
         description="Also save when this many minutes have passed since the last save (the articles: hourly), "
         "so a slow run loses at most that much to a crash. Unset: by steps only.",
     )
     eval_every: int = Field(
-        default=50, ge=1, description="Measure validation loss every this many steps (and at 0, end)."
+        le=MAX_STEPS, default=50, ge=1, description="Measure validation loss every this many steps (and at 0, end)."
     )
-    eval_batches: int = Field(default=8, ge=1, description="Validation micro-batches per rank for each periodic eval.")
+    eval_batches: int = Field(
+        le=MAX_BATCHES, default=8, ge=1, description="Validation micro-batches per rank for each periodic eval."
+    )
     log_every: int = Field(
         default=100,
         ge=1,
+        le=MAX_STEPS,
         description="Log training metrics (lr, grad norm, tokens/s, MFU, memory) every this many steps; the loss "
         "goes to TensorBoard every step.",
     )
     peak_flops_per_device: float | None = Field(
         default=None,
         gt=0,
+        le=MAX_FLOPS,
         description="The device's peak FLOP/s in the training precision (spec sheet), the denominator of MFU. "
         "Unset: measured at the first log with large matmuls.",
     )
     overfit_alarm_ratio: float = Field(
         default=1.3,
         gt=1,
+        le=1000,
         description="Warn when validation perplexity exceeds the recent training perplexity by this factor: the "
         "model is memorising its training text.",
     )
     keep_last_checkpoints: int = Field(
-        default=2, ge=1, description="Completed checkpoints kept; older ones are deleted once evaluated."
+        default=2,
+        ge=1,
+        le=MAX_CHECKPOINTS,
+        description="Completed checkpoints kept; older ones are deleted once evaluated.",
     )
     keep_best_checkpoint: bool = Field(
         default=False, description="Also keep the checkpoint with the lowest validation loss, however old."
@@ -222,6 +248,11 @@ class TrainConfig(StrictModel):
             raise ValueError("precision fp16 with strategy fsdp needs a sharded gradient scaler: use bf16, or ddp")
         if self.nnodes > 1 and not self.rdzv_endpoint:
             raise ValueError("nnodes > 1 needs rdzv_endpoint (host:port of the rendezvous)")
+        if self.warmup_steps >= self.max_steps:
+            log.warning(
+                "train.warmup_steps %d >= train.max_steps %d: the learning rate never reaches train.lr and never "
+                "decays; warmup is usually 1-10%% of the run", self.warmup_steps, self.max_steps,
+            )  # fmt: skip
         return self
 
     def model_shape(self) -> tuple[int, int, int]:
@@ -271,13 +302,15 @@ DEFAULT_PROMPTS = (
 class EvalConfig(StrictModel):
     """Held-out evaluation of one checkpoint: per-domain loss on validation/test and a few generated samples."""
 
-    batches_per_split: int = Field(default=32, ge=1, description="Batches scored per split (validation, test) at most.")
+    batches_per_split: int = Field(
+        le=MAX_BATCHES, default=32, ge=1, description="Batches scored per split (validation, test) at most."
+    )
     batch_size: int = Field(default=8, ge=1, le=4096, description="Sequences per scoring batch.")
     prompts: tuple[str, ...] = Field(
         default=DEFAULT_PROMPTS, description="Prompts to sample from (greedy and top-k each; the probes cycle them)."
     )
     max_new_tokens: int = Field(default=48, ge=1, le=4096, description="Tokens generated per sample.")
-    top_k: int = Field(default=40, ge=1, description="Top-k cutoff for the sampled completions.")
+    top_k: int = Field(default=40, ge=1, le=MAX_VOCAB, description="Top-k cutoff for the sampled completions.")
     temperature: float = Field(default=0.8, gt=0, le=10, description="Softmax temperature for the sampled completions.")
     seed: Seed = Field(
         default=1234, description="Seed of the sampled completions, the scored rows and the zero-shot items."

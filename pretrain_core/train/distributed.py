@@ -142,5 +142,3 @@ def all_reduce_sum(values: list[float], env: DistEnv) -> list[float]:
     tensor = torch.tensor(values, dtype=torch.float64, device=env.device)
     dist.all_reduce(tensor)
     return tensor.tolist()
-
-

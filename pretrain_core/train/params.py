@@ -12,6 +12,7 @@ from pydantic import Field
 
 from pretrain_core import storage
 from pretrain_core.config_base import StrictModel
+from pretrain_core.limits import MAX_SECONDS
 from pretrain_core.train.config import ModelPreset, TrainConfig
 from pretrain_core.train.model_args import Objective, PositionEncoding
 from pretrain_core.train.precision import Precision
@@ -100,7 +101,10 @@ class TrainRunParams(StrictModel):
     tensor_parallel: int = _knob("tensor_parallel")
     strategy: Literal["ddp", "fsdp"] = _knob("strategy")
     timeout_s: float | None = Field(
-        default=None, gt=0, description="Terminate training after this many seconds; empty: no limit. Allowed: > 0."
+        default=None,
+        gt=0,
+        le=MAX_SECONDS,
+        description="Terminate training after this many seconds; empty: no limit. Allowed: > 0.",
     )
 
     @property
