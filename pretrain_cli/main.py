@@ -170,11 +170,15 @@ def _load(args: argparse.Namespace) -> PipelineConfig:
     return load_config(args.config, args.overrides)
 
 
-def _load_for_run(args: argparse.Namespace) -> None:
-    """Refuse a bad config, or a source that is not there, with a clean message before Prefect starts."""
+def _load_for_run(args: argparse.Namespace, reads_sources: bool = True) -> None:
+    """Refuse a bad config, a storage root that cannot be used (no bucket, an unreachable endpoint, missing or
+    refused credentials) or a source that is not there, with one line before Prefect starts."""
     from pretrain_core.ingest.listing import missing_local_sources
+    from pretrain_core.pipeline import configure_storage
 
-    missing = missing_local_sources(list(_load(args).sources))
+    cfg = _load(args)
+    configure_storage(cfg)
+    missing = missing_local_sources(list(cfg.sources)) if reads_sources else []
     if missing:
         raise ConfigError(f"sources with nothing at their path: {'; '.join(missing)}")
 
@@ -303,7 +307,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "train":
             from flows.train import train
 
-            _load(args)
+            _load_for_run(args, reads_sources=False)
             train(args.config, args.overrides)
         else:
             _load_for_run(args)
