@@ -1,4 +1,5 @@
-"""evaluate-checkpoint: evaluate one committed checkpoint and record it, e.g. when training announces it."""
+"""evaluate-checkpoint: evaluate one committed checkpoint and record it, e.g. when training announces it; earlier
+checkpoints of the run still waiting are evaluated first, so a run's evaluations go in step order."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ from prefect import flow
 from pretrain_core.evaluate.evaluator import EvalResult
 from pretrain_core.evaluate.history import default_results_url
 from pretrain_core.train.config import EvalConfig
-from tasks.evaluation import check_checkpoint, record_results
+from tasks.evaluation import check_checkpoint, earlier_unevaluated, record_results
 from tasks.training import evaluate
 
 
@@ -31,11 +32,13 @@ def evaluate_checkpoint_flow(
         cfg: evaluation settings.
     """
     checkpoint = check_checkpoint(checkpoint_url, step)
-    result = evaluate(
-        checkpoint.checkpoint_url,
-        tokens_url or checkpoint.tokens_url,
-        tokenizer_url or checkpoint.tokenizer_url,
-        cfg or EvalConfig(),
+    results = [
+        evaluate(
+            url, tokens_url or checkpoint.tokens_url, tokenizer_url or checkpoint.tokenizer_url, cfg or EvalConfig()
+        )
+        for url in [*earlier_unevaluated(checkpoint.checkpoint_url, step), checkpoint.checkpoint_url]
+    ]
+    record_results(
+        [(checkpoint.run, result) for result in results], results_url or default_results_url(checkpoint.runs_root)
     )
-    record_results([(checkpoint.run, result)], results_url or default_results_url(checkpoint.runs_root))
-    return result
+    return results[-1]

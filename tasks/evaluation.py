@@ -13,7 +13,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.events import emit_event
 
 from pretrain_core import storage
-from pretrain_core.evaluate.evaluator import EvalResult
+from pretrain_core.evaluate.evaluator import EvalResult, run_of
 from pretrain_core.evaluate.history import (
     ZERO_SHOT,
     Regression,
@@ -27,6 +27,7 @@ from pretrain_core.evaluate.history import (
     result_rows,
 )
 from pretrain_core.evaluate.trend_plot import METRICS, plotting_available, render_trend_plot, trend_plot_url
+from pretrain_core.train.checkpoint import unevaluated_checkpoints
 
 REGRESSION_EVENT = "pretrain.eval.regression"
 
@@ -38,6 +39,16 @@ def check_checkpoint(checkpoint_url: str, step: int) -> RunCheckpoint:
     if checkpoint.step != step:
         raise ValueError(f"{checkpoint_url} holds step {checkpoint.step}, not the requested step {step}")
     return checkpoint
+
+
+@task(cache_policy=NO_CACHE)
+def earlier_unevaluated(checkpoint_url: str, step: int) -> list[str]:
+    """The run's complete checkpoints before ``step`` with no evaluation recorded, oldest first: evaluated before
+    this one, so one run's evaluations go in step order whichever queued flow run starts first."""
+    earlier = [url for _, url in unevaluated_checkpoints(run_of(checkpoint_url), up_to_step=step - 1)]
+    if earlier:
+        get_run_logger().info("%d earlier checkpoints still wait for evaluation: evaluating them first", len(earlier))
+    return earlier
 
 
 @task(cache_policy=NO_CACHE)

@@ -26,7 +26,7 @@ from prefect.events import emit_event
 from pretrain_core import storage
 from pretrain_core.evaluate.evaluator import EvalResult, evaluate_checkpoint
 from pretrain_core.evaluate.trend_plot import plotting_available
-from pretrain_core.train.checkpoint import completed_checkpoints
+from pretrain_core.train.checkpoint import announced_steps, completed_checkpoints, mark_announced
 from pretrain_core.train.config import EvalConfig, TrainConfig
 from pretrain_core.train.launch import run_torchrun, torchrun_command, write_config
 from pretrain_core.train.loss_plot import loss_curve_url, render_loss_curve
@@ -53,6 +53,17 @@ def announce_checkpoint(run_name: str, step: int, checkpoint_url: str) -> bool:
     if event is None:
         get_run_logger().warning("checkpoint event for step %d of %s was not delivered", step, run_name)
     return event is not None
+
+
+def announce_unannounced(run_name: str, output_url: str, announced: set[int]) -> list[str]:
+    """Announce every complete checkpoint not in ``announced`` (which it extends), oldest first, and record each
+    delivered one durably; return their urls. An undelivered event is tried again by the run's next attempt."""
+    fresh = [(step, url) for step, url in completed_checkpoints(output_url) if step not in announced]
+    for step, url in fresh:
+        announced.add(step)
+        if announce_checkpoint(run_name, step, url):
+            mark_announced(output_url, step)
+    return [url for _, url in fresh]
 
 
 def _await_termination(supervisor: Future[int]) -> None:
@@ -112,12 +123,13 @@ def launch_training(
     """
     logger = get_run_logger()
     name = run_name or cfg.output_url.rstrip("/").rsplit("/", 1)[-1]
+    announced = announced_steps(cfg.output_url)  # what earlier attempts delivered: the rest is announced below
     if (done := completed_run(cfg)) is not None:
         logger.info("%s already trained to step %d under this config: nothing to do", name, done["steps"])
+        announce_unannounced(name, cfg.output_url, announced)  # an attempt killed after its last save
         return [url for _, url in completed_checkpoints(cfg.output_url)]
     env = {"OMP_NUM_THREADS": str(cfg.num_threads), "OMP_WAIT_POLICY": "PASSIVE"}
     command = torchrun_command(cfg, write_config(cfg))
-    announced = {step for step, _ in completed_checkpoints(cfg.output_url)}  # a resumed run's earlier ones
     monitor = TrainingMonitor(cfg.max_steps)
     progress = create_progress_artifact(
         progress=100 * max(announced, default=0) / cfg.max_steps,
@@ -135,14 +147,11 @@ def launch_training(
     evaluations: list[Future[EvalResult]] = []
 
     def announce_new() -> None:
-        for step, url in completed_checkpoints(cfg.output_url):
-            if step not in announced:
-                announced.add(step)
-                announce_checkpoint(name, step, url)
-                if evaluate_with is not None:
-                    evaluations.append(
-                        evaluator.submit(evaluate_checkpoint, url, cfg.tokens_url, cfg.tokenizer_url, evaluate_with)
-                    )
+        for url in announce_unannounced(name, cfg.output_url, announced):
+            if evaluate_with is not None:
+                evaluations.append(
+                    evaluator.submit(evaluate_checkpoint, url, cfg.tokens_url, cfg.tokenizer_url, evaluate_with)
+                )
 
     with evaluator, ThreadPoolExecutor(max_workers=1, thread_name_prefix="torchrun") as pool:
         supervisor = pool.submit(run_torchrun, command, env, timeout_s, cancel, TERMINATE_GRACE_S, "torchrun", on_line)

@@ -30,6 +30,7 @@ from pretrain_core.train.model import GPT, ModelArgs
 MANIFEST = "manifest.json"
 TOKENIZER_FILE = "tokenizer.model"  # the SentencePiece model, inside every checkpoint and export
 EVALUATIONS = "evaluations"  # <output_url>/evaluations/step-NNNNNNNN[.failed].json: the durable evaluation record
+ANNOUNCED = "announced"  # <output_url>/announced/step-NNNNNNNN: the checkpoint's event reached the API
 _STEP_DIR = re.compile(r"step-(\d{8})$")
 _GATHER = StateDictOptions(full_state_dict=True, cpu_offload=True)
 _SCATTER = StateDictOptions(full_state_dict=True)
@@ -175,6 +176,27 @@ def save_checkpoint(
 def evaluation_url(output_url: str, step: int, failed: bool = False) -> str:
     """Where a checkpoint's evaluation is recorded for good: beside the checkpoints, so it outlives pruning."""
     return storage.join(output_url, EVALUATIONS, f"step-{step:08d}{'.failed' if failed else ''}.json")
+
+
+def mark_announced(output_url: str, step: int) -> None:
+    """Record for good that the checkpoint's event was delivered: a resumed run announces exactly the checkpoints
+    this record lacks (its killed attempt's last ones, the SIGTERM checkpoint among them), not what is on disk."""
+    storage.write_bytes(storage.join(output_url, ANNOUNCED, f"step-{step:08d}"), b"")
+
+
+def announced_steps(output_url: str) -> set[int]:
+    """The steps whose checkpoint event was delivered, by any attempt of the run."""
+    found = (_STEP_DIR.search(name) for name in storage.names_in(storage.join(output_url, ANNOUNCED)))
+    return {int(match.group(1)) for match in found if match}
+
+
+def unevaluated_checkpoints(output_url: str, up_to_step: int | None = None) -> list[tuple[int, str]]:
+    """(step, url) of complete checkpoints with no evaluation recorded, oldest first (up to ``up_to_step``)."""
+    return [
+        (step, url)
+        for step, url in completed_checkpoints(output_url)
+        if (up_to_step is None or step <= up_to_step) and not is_evaluated(output_url, step)
+    ]
 
 
 def is_evaluated(output_url: str, step: int) -> bool:

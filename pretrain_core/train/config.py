@@ -193,6 +193,14 @@ class TrainConfig(StrictModel):
         description="Delete an old checkpoint only once its evaluation is recorded (done, or failed with a reason), "
         "so a slow evaluation queue never loses one. Off for runs nobody evaluates.",
     )
+    max_unevaluated_checkpoints: int = Field(
+        default=4,
+        ge=1,
+        le=MAX_CHECKPOINTS,
+        description="With prune_waits_for_evaluation: while this many checkpoints await evaluation, a periodic save "
+        "is skipped (logged); the final and SIGTERM saves never are. Disk then holds at most keep_last_checkpoints "
+        "+ this many + 1 checkpoints however far evaluation falls behind, and training never waits for it.",
+    )
     num_threads: int = Field(default=2, ge=1, le=512, description="torch intra-op threads per process.")
     nproc_per_node: int = Field(default=1, ge=1, le=64, description="Worker processes per node (torchrun).")
     nnodes: int = Field(default=1, ge=1, le=4096, description="Nodes in the job (torchrun).")

@@ -26,6 +26,7 @@ from pretrain_core.train.checkpoint import (
     load_checkpoint,
     read_meta,
     save_checkpoint,
+    unevaluated_checkpoints,
     unsharded_copy,
 )
 from pretrain_core.train.config import TrainConfig
@@ -164,7 +165,7 @@ class Trainer:
                     val_loss = self.validate()
                 if config.grad_check_every and self.step % config.grad_check_every == 0:
                     self.check_gradients()
-                if self.step % config.checkpoint_every == 0 or last or due_votes:
+                if last or ((self.step % config.checkpoint_every == 0 or due_votes) and not self._evaluation_behind()):
                     saved_step = self.checkpoint()
                     last_save = time.monotonic()
                 if stop_votes and not last:
@@ -280,6 +281,20 @@ class Trainer:
                 "gradient check at step %d FAILED: autograd and finite differences differ by %.2g (tolerance %g)",
                 self.step, check.max_relative_error, self.config.grad_check_tolerance,
             )  # fmt: skip
+
+    def _evaluation_behind(self) -> bool:
+        """Collective: whether `max_unevaluated_checkpoints` checkpoints await evaluation, so this periodic save is
+        skipped; rank 0 looks, every rank follows (a save is collective)."""
+        if not self.config.prune_waits_for_evaluation:
+            return False
+        waiting = len(unevaluated_checkpoints(self.config.output_url)) if self.env.is_main else 0
+        behind = all_reduce_sum([float(waiting >= self.config.max_unevaluated_checkpoints)], self.env)[0] > 0
+        if behind and self.env.is_main:
+            log.warning(
+                "step %d: checkpoint skipped: %d checkpoints await evaluation (train.max_unevaluated_checkpoints)",
+                self.step, waiting,
+            )  # fmt: skip
+        return behind
 
     def _checkpoint_due(self, last_save: float) -> bool:
         minutes = self.config.checkpoint_every_minutes

@@ -57,3 +57,20 @@ def test_trigger_templated_strings_are_coerced_to_the_parameter_types(checkpoint
     """A deployment trigger passes `{{ event.payload.step }}` as text; the flow's signature types it."""
     params = evaluate_checkpoint_flow.validate_parameters({"checkpoint_url": checkpoint, "step": "30"})
     assert params["step"] == 30
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_earlier_checkpoints_still_waiting_are_evaluated_first_in_step_order(checkpoint: str, tmp_path: Path) -> None:
+    """Queued flow runs may start in any order (200 before 100): whichever runs first evaluates the run's
+    earlier unevaluated checkpoints before its own, and a later run finds its checkpoint done."""
+    earlier = Path(checkpoint).parent / "step-00000010"
+    shutil.copytree(checkpoint, earlier)
+    meta = storage.read_json(str(earlier / "meta.json"))
+    storage.write_json(str(earlier / "meta.json"), {**meta, "step": 10})
+    evaluate_checkpoint_flow(checkpoint_url=checkpoint, step=30, cfg=CFG)
+    table = read_results(str(tmp_path / "train" / "eval_results.parquet")).to_pylist()
+    assert list(dict.fromkeys(r["step"] for r in table)) == [10, 30]
+    assert (earlier / "eval.json").exists()
+    evaluate_checkpoint_flow(checkpoint_url=str(earlier), step=10, cfg=CFG)  # its own, late run: already done
+    again = read_results(str(tmp_path / "train" / "eval_results.parquet")).to_pylist()
+    assert [r["step"] for r in again[len(table) :]] == [10] * (len(table) // 2)  # the stored result, recorded again

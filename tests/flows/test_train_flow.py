@@ -111,6 +111,25 @@ def test_train_flow_announces_each_checkpoint_once(
     assert (tmp_path / params.run_name / "loss_curve.png").read_bytes().startswith(b"\x89PNG")
 
 
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_rerun_announces_what_an_earlier_attempt_did_not_and_nothing_else(
+    token_data: TokenData, tmp_path: Path
+) -> None:
+    """What was announced is recorded beside the run, not inferred from the checkpoints on disk: an attempt killed
+    between its last save and its announcement leaves that checkpoint unannounced, and the rerun announces it."""
+    params = tiny_params(token_data, tmp_path, run_name="rerun-announces")  # its own events, not another test's
+    train_run(params)
+    output = tmp_path / params.run_name
+    assert sorted(p.name for p in (output / "announced").iterdir()) == ["step-00000002", "step-00000004"]
+    (output / "announced" / "step-00000004").unlink()  # as if the flow died before announcing its last save
+    train_run(params)  # trained already: nothing to train, but step 4 is still to announce
+    assert (output / "announced" / "step-00000004").exists()
+    deadline = time.monotonic() + 20
+    while len(events := _checkpoint_events(params.run_name)) < 3 and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert sorted(e.payload["step"] for e in events) == [2, 4, 4]
+
+
 def _run_log(flow_run_id: Any, until: str, timeout_s: float = 20) -> list[str]:
     """The flow run's log messages as the API serves them (shipped in batches: wait for the line ``until``)."""
     deadline = time.monotonic() + timeout_s

@@ -14,7 +14,7 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 
 from pretrain_core import storage
 from pretrain_core.train import trainer as trainer_module
-from pretrain_core.train.checkpoint import completed_checkpoints, read_meta
+from pretrain_core.train.checkpoint import completed_checkpoints, evaluation_url, read_meta
 from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.distributed import cleanup_distributed, init_distributed
 from pretrain_core.train.launch import write_config
@@ -270,3 +270,24 @@ def test_a_compiled_run_matches_an_uncompiled_one_and_a_failing_compile_falls_ba
     broken = train(tiny_config(output_url=f"{memory_url}/broken", max_steps=3, compile=True, compile_backend="nope"))
     assert "torch.compile (backend nope) failed, training uncompiled: InvalidBackend" in caplog.text
     assert broken.losses == plain.losses  # the probe left nothing behind: the very same run
+
+
+def test_periodic_saves_are_skipped_while_evaluation_lags_so_disk_stays_bounded(
+    tiny_config: Callable[..., TrainConfig], memory_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Nobody evaluates: after `max_unevaluated_checkpoints` saves the periodic ones are skipped (logged), the
+    final one is still written, and nothing unevaluated is pruned: keep_last + N + 1 at most."""
+    config = tiny_config(output_url=f"{memory_url}/lagging", checkpoint_every=1, max_unevaluated_checkpoints=2)
+    with caplog.at_level(logging.WARNING, logger="pretrain_core.train.trainer"):
+        train(config)
+    assert [step for step, _ in completed_checkpoints(config.output_url)] == [1, 2, 6]
+    skipped = [r.getMessage() for r in caplog.records if "checkpoint skipped" in r.getMessage()]
+    assert [m.split(":")[0] for m in skipped] == ["step 3", "step 4", "step 5"]
+
+    kept_up = config.model_copy(update={"output_url": f"{memory_url}/kept-up"})
+
+    def evaluate(url: str, step: int) -> None:  # an evaluator that keeps up with training
+        storage.write_json(evaluation_url(kept_up.output_url, step), {"step": step})
+
+    train(kept_up, on_checkpoint=[evaluate])
+    assert [step for step, _ in completed_checkpoints(kept_up.output_url)] == [5, 6]  # every save made, then pruned
