@@ -32,13 +32,15 @@ def evaluate_checkpoint_flow(
         cfg: evaluation settings.
     """
     checkpoint = check_checkpoint(checkpoint_url, step)
+    pending = earlier_unevaluated(checkpoint.checkpoint_url, step + 1)  # its own too, unless already evaluated
+    urls = pending if checkpoint.checkpoint_url in pending else [*pending, checkpoint.checkpoint_url]
     results = [
         evaluate(
             url, tokens_url or checkpoint.tokens_url, tokenizer_url or checkpoint.tokenizer_url, cfg or EvalConfig()
         )
-        for url in [*earlier_unevaluated(checkpoint.checkpoint_url, step), checkpoint.checkpoint_url]
+        for url in urls
     ]
-    record_results(
-        [(checkpoint.run, result) for result in results], results_url or default_results_url(checkpoint.runs_root)
-    )
+    fresh = [(checkpoint.run, result) for url, result in zip(urls, results, strict=True) if url in pending]
+    if fresh:  # a checkpoint evaluated before (a repeated event) adds no second set of rows
+        record_results(fresh, results_url or default_results_url(checkpoint.runs_root))
     return results[-1]

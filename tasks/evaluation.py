@@ -42,13 +42,15 @@ def check_checkpoint(checkpoint_url: str, step: int) -> RunCheckpoint:
 
 
 @task(cache_policy=NO_CACHE)
-def earlier_unevaluated(checkpoint_url: str, step: int) -> list[str]:
-    """The run's complete checkpoints before ``step`` with no evaluation recorded, oldest first: evaluated before
-    this one, so one run's evaluations go in step order whichever queued flow run starts first."""
-    earlier = [url for _, url in unevaluated_checkpoints(run_of(checkpoint_url), up_to_step=step - 1)]
-    if earlier:
-        get_run_logger().info("%d earlier checkpoints still wait for evaluation: evaluating them first", len(earlier))
-    return earlier
+def earlier_unevaluated(checkpoint_url: str, before_step: int) -> list[str]:
+    """The run's complete checkpoints before ``before_step`` with no evaluation recorded, oldest first: evaluated
+    in this order, so one run's evaluations go in step order whichever queued flow run starts first."""
+    waiting = [url for _, url in unevaluated_checkpoints(run_of(checkpoint_url), up_to_step=before_step - 1)]
+    if len(waiting) > 1:
+        get_run_logger().info(
+            "%d checkpoints of the run wait for evaluation: evaluating them in step order", len(waiting)
+        )
+    return waiting
 
 
 @task(cache_policy=NO_CACHE)

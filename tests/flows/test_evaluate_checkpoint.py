@@ -38,9 +38,9 @@ def test_evaluates_writes_eval_json_and_appends_to_the_results_table(checkpoint:
     assert overall["perplexity"] == result.splits["validation"].overall.perplexity  # type: ignore[union-attr]
     assert overall["date"].endswith("+00:00")
 
-    elsewhere = str(tmp_path / "elsewhere.parquet")
-    evaluate_checkpoint_flow(checkpoint_url=checkpoint, step=30, results_url=elsewhere, cfg=CFG)
-    assert read_results(elsewhere).num_rows == len(table)
+    again = evaluate_checkpoint_flow(checkpoint_url=checkpoint, step=30, cfg=CFG)  # the event delivered twice
+    assert again == result  # the first evaluation stands, and its rows are not recorded a second time
+    assert read_results(str(tmp_path / "train" / "eval_results.parquet")).to_pylist() == table
 
 
 @pytest.mark.usefixtures("prefect_harness")
@@ -71,6 +71,6 @@ def test_earlier_checkpoints_still_waiting_are_evaluated_first_in_step_order(che
     table = read_results(str(tmp_path / "train" / "eval_results.parquet")).to_pylist()
     assert list(dict.fromkeys(r["step"] for r in table)) == [10, 30]
     assert (earlier / "eval.json").exists()
-    evaluate_checkpoint_flow(checkpoint_url=str(earlier), step=10, cfg=CFG)  # its own, late run: already done
-    again = read_results(str(tmp_path / "train" / "eval_results.parquet")).to_pylist()
-    assert [r["step"] for r in again[len(table) :]] == [10] * (len(table) // 2)  # the stored result, recorded again
+    late = evaluate_checkpoint_flow(checkpoint_url=str(earlier), step=10, cfg=CFG)  # its own run, started last
+    assert late.step == 10  # the stored evaluation, not a second one, and no second set of rows
+    assert read_results(str(tmp_path / "train" / "eval_results.parquet")).to_pylist() == table

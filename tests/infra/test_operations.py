@@ -195,8 +195,9 @@ def test_every_checkpoint_is_evaluated_once_even_when_evaluation_lags_and_the_ru
     token_data: TokenData, tmp_path: Path
 ) -> None:
     """Checkpoints come every ~second, each evaluation takes a flow-run process of its own (one at a time): pruning
-    (keep 2) waits for the queue, the checkpoint saved on cancel is announced too, and in the end every checkpoint
-    has exactly one evaluation record and one triggered run, and only the newest two checkpoints remain."""
+    (keep 2) waits for the queue, saves are skipped while 4 checkpoints wait (so at most 2 + 4 + 1 are ever on
+    disk), the checkpoint saved on cancel is announced too, and in the end every checkpoint has exactly one
+    evaluation record and one triggered run, and only the newest two checkpoints remain."""
     params = tiny_params(
         token_data, tmp_path, run_name="ops-lagging-eval", max_steps=1_000_000, checkpoint_every=40,
         keep_last_checkpoints=2,
@@ -204,15 +205,20 @@ def test_every_checkpoint_is_evaluated_once_even_when_evaluation_lags_and_the_ru
     run_dir = tmp_path / "ops-lagging-eval"
     with get_client(sync_client=True) as client:
         flow_run_id = _launch_train(client, params.model_dump(mode="json"))
-        _wait_for(lambda: len(completed_checkpoints(str(run_dir))) >= 6 or None, timeout_s=240, what="6 checkpoints")
+        most_on_disk = 0
+
+        def six_saved() -> bool:
+            nonlocal most_on_disk
+            most_on_disk = max(most_on_disk, len(completed_checkpoints(str(run_dir))))
+            return len(_saved_or_evaluated(run_dir)) >= 6
+
+        _wait_for(six_saved, timeout_s=300, what="6 checkpoints saved")
         client.set_flow_run_state(flow_run_id, Cancelling(), force=True)
         cancelled = _final(client, flow_run_id, timeout_s=120)
         assert cancelled.state is not None and cancelled.state.type == StateType.CANCELLED, cancelled.state
-        saved = sorted(
-            int(name.split("-")[1]) for name in os.listdir(run_dir / "checkpoints") if name.startswith("step-")
-        )  # pruning waits for evaluations, so every checkpoint ever saved is still here or evaluated
-        evaluated = sorted(int(p.stem.split("-")[1]) for p in (run_dir / EVALUATIONS).glob("step-*.json"))
-        every_step = sorted(set(saved) | set(evaluated))
+        assert most_on_disk <= 2 + 4 + 1  # keep_last + max_unevaluated_checkpoints + the newest
+        # pruning waits for evaluations, so every checkpoint ever saved is still here or evaluated
+        every_step = _saved_or_evaluated(run_dir)
         summary = json.loads((run_dir / "train_summary.json").read_text())
         assert summary["status"] == "stopped" and every_step[-1] == summary["steps"] and len(every_step) >= 6
 
@@ -233,3 +239,11 @@ def test_every_checkpoint_is_evaluated_once_even_when_evaluation_lags_and_the_ru
     records = sorted(int(p.stem.split("-")[1]) for p in (run_dir / EVALUATIONS).glob("step-*.json"))
     assert records == every_step and not list((run_dir / EVALUATIONS).glob("*.failed.json"))
     assert [step for step, _ in completed_checkpoints(str(run_dir))] == every_step[-2:]  # pruned once evaluated
+
+
+def _saved_or_evaluated(run_dir: Path) -> list[int]:
+    """Steps of the checkpoints on disk or evaluated: with pruning waiting for evaluations, every step ever saved."""
+    checkpoints = run_dir / "checkpoints"
+    saved = [int(p.name.split("-")[1]) for p in checkpoints.glob("step-*")] if checkpoints.exists() else []
+    evaluated = [int(p.stem.split("-")[1]) for p in (run_dir / EVALUATIONS).glob("step-*.json")]
+    return sorted(set(saved) | set(evaluated))
