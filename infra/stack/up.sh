@@ -26,6 +26,10 @@ export PREFECT_API_URL="http://127.0.0.1:$PORT/api"
 
 cd "$REPO_ROOT"
 mkdir -p "$STACK_DIR" "$PREFECT_HOME"
+# Every process of the stack inherits this id, also those in sessions of their own (flow runs, torchrun, ranks):
+# down.sh finds them by it. Kept across restarts, so strays of an earlier start are found too.
+[[ -s "$STACK_DIR/stack-id" ]] || python -c 'import uuid; print(uuid.uuid4().hex)' >"$STACK_DIR/stack-id"
+export PRETRAIN_STACK_ID="$(cat "$STACK_DIR/stack-id")"
 
 if [[ -s "$PIDS_FILE" ]]; then
     echo "a stack is already recorded in $PIDS_FILE: run infra/stack/down.sh first" >&2
@@ -59,6 +63,8 @@ prefect gcl inspect pretrain-gpu >/dev/null 2>&1 || prefect gcl create pretrain-
 
 prefect --no-prompt deploy --all --prefect-file infra/prefect.yaml
 python infra/stack/automations.py --within 90
+# Runs the server still holds as in flight whose process died with an earlier stack: Crashed now, not never.
+python infra/stack/lifecycle.py reconcile
 
 for pool in pretrain-cpu pretrain-gpu; do
     start "worker-$pool" prefect worker start --pool "$pool" --type process
