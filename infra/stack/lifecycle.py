@@ -19,6 +19,7 @@ from collections.abc import Iterable
 
 import psutil
 from prefect.client.orchestration import get_client
+from prefect.client.schemas.actions import WorkPoolUpdate
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterState, FlowRunFilterStateType
 from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.states import Cancelling, Crashed
@@ -34,18 +35,21 @@ def in_flight_runs() -> list[FlowRun]:
 
 
 def stop_runs(grace_s: float) -> list[str]:
-    """Cancel every run in flight and wait for them to end; returns the names of those that did not in time."""
-    runs = in_flight_runs()
+    """Pause the work pools (no run starts any more; up.sh resumes them), cancel every run in flight and wait for
+    them to end; returns the names of those that did not in time. Scheduled runs stay scheduled: the evaluation of
+    a checkpoint saved on the way down runs after the restart."""
     with get_client(sync_client=True) as client:
-        for run in runs:
-            if run.state_type != StateType.CANCELLING:
-                client.set_flow_run_state(run.id, Cancelling(message="the stack is stopping (down.sh)"), force=True)
-    pending = {run.id: run.name for run in runs}
+        for pool in client.read_work_pools():
+            client.update_work_pool(pool.name, WorkPoolUpdate(is_paused=True))
     deadline = time.monotonic() + grace_s
-    while pending and time.monotonic() < deadline:
+    while (runs := in_flight_runs()) and time.monotonic() < deadline:
+        with get_client(sync_client=True) as client:
+            for run in runs:
+                if run.state_type != StateType.CANCELLING:
+                    message = "the stack is stopping (down.sh)"
+                    client.set_flow_run_state(run.id, Cancelling(message=message), force=True)
         time.sleep(1)
-        pending = {run.id: run.name for run in in_flight_runs() if run.id in pending}
-    return sorted(pending.values())
+    return sorted(run.name for run in in_flight_runs())
 
 
 def stack_processes(stack_id: str, exclude: Iterable[int] = ()) -> list[psutil.Process]:

@@ -58,6 +58,7 @@ fi
 
 for pool in pretrain-cpu pretrain-gpu; do
     prefect work-pool inspect "$pool" >/dev/null 2>&1 || prefect work-pool create "$pool" --type process
+    prefect work-pool resume "$pool" >/dev/null  # down.sh pauses them while it stops the runs in flight
 done
 prefect gcl inspect pretrain-gpu >/dev/null 2>&1 || prefect gcl create pretrain-gpu --limit 1
 
