@@ -33,8 +33,10 @@ class DaskTlsConfig(StrictModel):
         return cls(ca_file=str(folder / CA_FILE), cert_file=str(folder / CERT_FILE), key_file=str(folder / KEY_FILE))
 
 
-def is_loopback(address: str) -> bool:
-    """Whether a Dask address (`tcp://host:port`, `host:port`) names this machine's loopback."""
+def is_local(address: str) -> bool:
+    """Whether a Dask address stays on this machine: in-process (`inproc://`) or on loopback (`tcp://127.0.0.1:…`)."""
+    if address.startswith("inproc://"):
+        return True
     host = address.split("://", 1)[-1].rsplit(":", 1)[0].strip("[]")
     if host == "localhost":
         return True

@@ -21,7 +21,7 @@ import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from pretrain_core.clean.config import CleanConfig
-from pretrain_core.cluster_tls import DaskTlsConfig, is_loopback
+from pretrain_core.cluster_tls import DaskTlsConfig, is_local
 from pretrain_core.config_base import ConfigError, StrictModel
 from pretrain_core.dedup.config import DedupConfig
 from pretrain_core.ingest.config import IngestConfig, SourceConfig
@@ -107,7 +107,7 @@ class ExecutionConfig(StrictModel):
         address = self.dask_address
         if address and address.startswith("tls://") and self.dask_tls is None:
             raise ValueError("a tls:// scheduler needs execution.dask_tls (make the files with `pretrain dask-certs`)")
-        if address and not address.startswith("tls://") and not is_loopback(address) and not self.dask_insecure:
+        if address and not address.startswith("tls://") and not is_local(address) and not self.dask_insecure:
             raise ValueError(
                 f"{address} is a plain-TCP scheduler off this machine, where anyone who reaches it runs code on every "
                 "worker: use tls:// with execution.dask_tls (infra/dask/start-cluster.sh), or set "
