@@ -23,12 +23,22 @@ demo: setup
 test: setup
 	$(BIN)/pytest -m "not slow" -q -rs
 
-# Everything, slow tests included; then the tests that fit or score through BLAS again under other OpenBLAS
-# kernels, since another CPU gets another kernel and other last bits (pytest -m blas lists them).
+# Everything: the slow end-to-end tests beside the quick suite (they mostly wait on servers, leases and
+# subprocesses), then the tests that fit or score through BLAS again under other OpenBLAS kernels, side by side
+# (another CPU gets another kernel and other last bits; pytest -m blas lists them). Logs: .test-logs/.
 BLAS_KERNELS ?= $(if $(filter x86_64,$(shell uname -m)),Sandybridge Prescott,ARMV8 CORTEXA53)
+PYTEST_ALL := $(BIN)/pytest -q -rs -p no:cacheprovider
 test-all: setup
-	$(BIN)/pytest -q -rs
-	for kernel in $(BLAS_KERNELS); do OPENBLAS_CORETYPE=$$kernel $(BIN)/pytest -m blas -q || exit 1; done
+	mkdir -p .test-logs
+	$(PYTEST_ALL) -m slow > .test-logs/slow.log 2>&1 & slow=$$!; \
+	$(PYTEST_ALL) -m "not slow"; quick=$$?; \
+	wait $$slow; slow=$$?; echo "--- slow tests:"; cat .test-logs/slow.log; \
+	test $$quick -eq 0 && test $$slow -eq 0
+	pids=""; for kernel in $(BLAS_KERNELS); do \
+	  OPENBLAS_CORETYPE=$$kernel $(PYTEST_ALL) -m blas > .test-logs/blas-$$kernel.log 2>&1 & pids="$$pids $$!"; \
+	done; status=0; for pid in $$pids; do wait $$pid || status=1; done; \
+	for kernel in $(BLAS_KERNELS); do echo "--- blas tests under $$kernel:"; cat .test-logs/blas-$$kernel.log; done; \
+	exit $$status
 
 lint: setup
 	$(BIN)/ruff check . && $(BIN)/ruff format --check . && $(BIN)/mypy pretrain_core pretrain_eval pretrain_cli tasks flows

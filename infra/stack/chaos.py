@@ -193,7 +193,7 @@ class Chaos:
         stuck = [r.name for r in train_runs if r.state is not None and not r.state.is_final()]
         self.check("final-states", not stuck, where)
         self.check("slot-free", self.slot_free(), where)
-        self.check("no-orphans", not training_processes(), where)
+        self.check("no-orphans", not training_processes(str(self.root)), where)
 
     def check_end(self, run_names: list[str], reference: str) -> None:
         self.check_settled("the last run")
