@@ -4,11 +4,13 @@ SIGTERM checkpoint; a run whose processes died with the whole stack is marked Cr
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from types import ModuleType
 from uuid import UUID
 
 import pytest
@@ -16,7 +18,6 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.objects import StateType
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
-from infra.stack.lifecycle import kill_stack, stack_processes
 from pretrain_core.train.checkpoint import completed_checkpoints
 from tests.flows.test_train_flow import tiny_params
 from tests.infra.processes import free_port
@@ -27,6 +28,18 @@ from tests.train.token_corpus import TokenData, build_token_data
 pytestmark = pytest.mark.slow  # three stack starts (server, deploy, workers) and two training runs
 
 STACK = REPO_ROOT / "infra" / "stack"
+
+
+def _lifecycle() -> ModuleType:
+    """infra/stack/lifecycle.py, a script down.sh and up.sh run (infra/ is no package)."""
+    spec = importlib.util.spec_from_file_location("stack_lifecycle", STACK / "lifecycle.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+lifecycle = _lifecycle()
 
 
 @pytest.fixture(scope="module")
@@ -82,14 +95,14 @@ def test_down_stops_every_process_of_a_run_in_flight_and_up_crashes_runs_that_di
     cancelled = _start_training(token_data, tmp_path, "down-in-flight")
 
     _script("down.sh", stack_env)
-    assert stack_processes(stack_id) == [] and _training_processes(str(tmp_path)) == []
+    assert lifecycle.stack_processes(stack_id) == [] and _training_processes(str(tmp_path)) == []
     saved = completed_checkpoints(str(tmp_path / "down-in-flight"))
     assert saved, "training took no checkpoint on SIGTERM"
 
     assert "no run lost its process" in _script("up.sh", stack_env)
     assert _state(cancelled)[0] == StateType.CANCELLED
     lost = _start_training(token_data, tmp_path, "died-with-the-stack")
-    kill_stack(stack_id, grace_s=0)  # the host goes down: server, workers, engine and ranks at once
+    lifecycle.kill_stack(stack_id, grace_s=0)  # the host goes down: server, workers, engine and ranks at once
     _script("down.sh", stack_env)  # clears the pids of the dead stack
     assert "marked Crashed (process gone): died-with-the-stack" in _script("up.sh", stack_env)
     state, message = _state(lost)
