@@ -129,11 +129,14 @@ class Chaos:
         while True:
             flow_run_id = self.launch(run_name)
             if faults <= 0:
-                state = self.final(flow_run_id).state
-                if state is not None and state.type == StateType.COMPLETED:
+                if self.completed(flow_run_id):
                     return
                 continue  # a fault of an earlier attempt may still be settling: try again
-            wait_for(lambda: engine_of(output), 300, f"{run_name} training")
+            started = wait_for(lambda run=flow_run_id: self.training_or_final(run, output), 300, f"{run_name} started")
+            if started == "final":
+                if self.completed(flow_run_id):
+                    return  # resumed so near the end that it finished before a fault could land
+                continue
             time.sleep(self.rng.uniform(2, self.args.max_delay))
             kind = self.rng.choice(FAULTS)
             started = time.monotonic()
@@ -143,9 +146,19 @@ class Chaos:
             self.settle(flow_run_id, output)
             self.recovery[kind].append(time.monotonic() - started)
             self.check_settled(f"{kind} on {run_name}")
-            state = self.final(flow_run_id).state
-            if state is not None and state.type == StateType.COMPLETED:
+            if self.completed(flow_run_id):
                 return
+
+    def training_or_final(self, flow_run_id: UUID, output: str) -> str | None:
+        if engine_of(output):
+            return "training"
+        with get_client(sync_client=True) as client:
+            state = client.read_flow_run(flow_run_id).state
+        return "final" if state is not None and state.is_final() else None
+
+    def completed(self, flow_run_id: UUID) -> bool:
+        state = self.final(flow_run_id).state
+        return state is not None and state.type == StateType.COMPLETED
 
     def inject(self, kind: str, output: str) -> None:
         print(f"fault: {kind} ({output})", flush=True)
