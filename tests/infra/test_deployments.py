@@ -89,16 +89,26 @@ def test_checkpoint_event_triggers_evaluate_checkpoint(deployed_api: str) -> Non
     with get_client(sync_client=True) as client:
         deployment = client.read_deployment_by_name("evaluate-checkpoint/evaluate-checkpoint")
         automations = client.read_resource_related_automations(f"prefect.deployment.{deployment.id}")
-    assert len(automations) == 1
-    trigger = automations[0].trigger
-    assert isinstance(trigger, EventTrigger)
-    assert trigger.expect == {"pretrain.checkpoint.saved"}
-    assert isinstance(trigger.match, ResourceSpecification)
+    by_event = {
+        event: automation
+        for automation in automations
+        if isinstance(automation.trigger, EventTrigger)
+        for event in automation.trigger.expect
+    }
+    assert set(by_event) == {"pretrain.checkpoint.saved", "prefect.flow-run.Crashed"} and len(automations) == 2
+    trigger = by_event["pretrain.checkpoint.saved"].trigger
+    assert isinstance(trigger, EventTrigger) and isinstance(trigger.match, ResourceSpecification)
     assert trigger.match.model_dump() == {"prefect.resource.id": "pretrain.run.*"}
-    (action,) = automations[0].actions
+    (action,) = by_event["pretrain.checkpoint.saved"].actions
     assert action.model_dump()["parameters"] == {
         "checkpoint_url": "{{ event.payload.checkpoint_url }}",
         "step": "{{ event.payload.step }}",
+    }
+    # a crashed evaluation (its process killed) is run again for the same checkpoint (infra/stack/automations.py)
+    (again,) = by_event["prefect.flow-run.Crashed"].actions
+    assert again.model_dump()["parameters"] == {
+        "checkpoint_url": "{{ flow_run.parameters['checkpoint_url'] }}",
+        "step": "{{ flow_run.parameters['step'] }}",
     }
 
 
