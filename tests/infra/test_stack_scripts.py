@@ -5,6 +5,7 @@ SIGTERM checkpoint; a run whose processes died with the whole stack is marked Cr
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import subprocess
 import sys
@@ -74,10 +75,11 @@ def _script(name: str, env: dict[str, str]) -> str:
 
 
 def _start_training(token_data: TokenData, tmp_path: Path, name: str) -> UUID:
-    params = tiny_params(token_data, tmp_path, run_name=name, max_steps=1_000_000, checkpoint_every=1_000_000)
+    """Launch a long run and return once it trains (its first checkpoint, at step 20, is complete)."""
+    params = tiny_params(token_data, tmp_path, run_name=name, max_steps=1_000_000, checkpoint_every=20)
     with get_client(sync_client=True) as client:
         flow_run_id = _launch_train(client, params.model_dump(mode="json"))
-    _wait_for(lambda: _training_processes(str(tmp_path / name)) or None, timeout_s=240, what="training started")
+    _wait_for(lambda: completed_checkpoints(str(tmp_path / name)), timeout_s=240, what="training under way")
     return flow_run_id
 
 
@@ -96,8 +98,9 @@ def test_down_stops_every_process_of_a_run_in_flight_and_up_crashes_runs_that_di
 
     _script("down.sh", stack_env)
     assert lifecycle.stack_processes(stack_id) == [] and _training_processes(str(tmp_path)) == []
-    saved = completed_checkpoints(str(tmp_path / "down-in-flight"))
-    assert saved, "training took no checkpoint on SIGTERM"
+    summary = json.loads((tmp_path / "down-in-flight" / "train_summary.json").read_text())
+    newest = completed_checkpoints(str(tmp_path / "down-in-flight"))[-1][0]
+    assert summary["status"] == "stopped" and newest == summary["steps"]  # the checkpoint taken on SIGTERM
 
     assert "no run lost its process" in _script("up.sh", stack_env)
     assert _state(cancelled)[0] == StateType.CANCELLED
