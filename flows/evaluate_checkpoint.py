@@ -8,7 +8,7 @@ from prefect import flow
 from pretrain_core.evaluate.evaluator import EvalResult
 from pretrain_core.evaluate.history import default_results_url
 from pretrain_core.train.config import EvalConfig
-from tasks.evaluation import check_checkpoint, earlier_unevaluated, record_results
+from tasks.evaluation import check_checkpoint, earlier_unevaluated, record_results, recorded_evaluation
 from tasks.training import evaluate
 
 
@@ -31,6 +31,8 @@ def evaluate_checkpoint_flow(
         results_url: Parquet results table; `RUNS_ROOT/eval_results.parquet` (shared with nightly-eval) when empty.
         cfg: evaluation settings.
     """
+    if (recorded := recorded_evaluation(checkpoint_url, step)) is not None:
+        return recorded  # a repeated event, or done by an earlier run in step order (and maybe pruned since)
     checkpoint = check_checkpoint(checkpoint_url, step)
     pending = earlier_unevaluated(checkpoint.checkpoint_url, step + 1)  # its own too, unless already evaluated
     urls = pending if checkpoint.checkpoint_url in pending else [*pending, checkpoint.checkpoint_url]

@@ -27,7 +27,7 @@ from pretrain_core.evaluate.history import (
     result_rows,
 )
 from pretrain_core.evaluate.trend_plot import METRICS, plotting_available, render_trend_plot, trend_plot_url
-from pretrain_core.train.checkpoint import unevaluated_checkpoints
+from pretrain_core.train.checkpoint import evaluation_url, unevaluated_checkpoints
 
 REGRESSION_EVENT = "pretrain.eval.regression"
 
@@ -39,6 +39,17 @@ def check_checkpoint(checkpoint_url: str, step: int) -> RunCheckpoint:
     if checkpoint.step != step:
         raise ValueError(f"{checkpoint_url} holds step {checkpoint.step}, not the requested step {step}")
     return checkpoint
+
+
+@task(cache_policy=NO_CACHE)
+def recorded_evaluation(checkpoint_url: str, step: int) -> EvalResult | None:
+    """The checkpoint's evaluation if one is recorded: an earlier run (evaluating the run's waiting checkpoints in
+    step order) may have done it, and pruning may have deleted the checkpoint since."""
+    url = evaluation_url(run_of(checkpoint_url.rstrip("/")), step)
+    if not storage.exists(url):
+        return None
+    get_run_logger().info("step %d of %s was evaluated already: its recorded evaluation stands", step, checkpoint_url)
+    return EvalResult.model_validate(storage.read_json(url))
 
 
 @task(cache_policy=NO_CACHE)
