@@ -22,6 +22,7 @@ table of faults by kind, invariants held and recovery seconds, and writes it to 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
@@ -123,31 +124,33 @@ class Chaos:
 
         return wait_for(probe, timeout_s, f"flow run {flow_run_id} in a final state")
 
-    def train_to_completion(self, run_name: str, faults: int) -> None:
-        """Launch, inject up to ``faults`` faults (one per attempt), resume until the run completes."""
+    def train_to_completion(self, run_name: str, faults: int) -> int:
+        """Launch, inject up to ``faults`` faults (one per attempt), resume until the run completes; returns the
+        faults injected (fewer when an attempt completes first)."""
+        budget = faults
         output = str(self.root / run_name)
         while True:
             flow_run_id = self.launch(run_name)
             if faults <= 0:
                 if self.completed(flow_run_id):
-                    return
+                    return budget - faults
                 continue  # a fault of an earlier attempt may still be settling: try again
-            started = wait_for(lambda run=flow_run_id: self.training_or_final(run, output), 300, f"{run_name} started")
-            if started == "final":
+            attempt: Callable[[], str | None] = functools.partial(self.training_or_final, flow_run_id, output)
+            if wait_for(attempt, 300, f"{run_name} started") == "final":
                 if self.completed(flow_run_id):
-                    return  # resumed so near the end that it finished before a fault could land
+                    return budget - faults  # resumed so near the end that it finished before a fault could land
                 continue
             time.sleep(self.rng.uniform(2, self.args.max_delay))
             kind = self.rng.choice(FAULTS)
-            started = time.monotonic()
+            injected_at = time.monotonic()
             self.inject(kind, output)
             self.faults[kind] += 1
             faults -= 1
             self.settle(flow_run_id, output)
-            self.recovery[kind].append(time.monotonic() - started)
+            self.recovery[kind].append(time.monotonic() - injected_at)
             self.check_settled(f"{kind} on {run_name}")
             if self.completed(flow_run_id):
-                return
+                return budget - faults
 
     def training_or_final(self, flow_run_id: UUID, output: str) -> str | None:
         if engine_of(output):
@@ -266,9 +269,8 @@ def main(argv: list[str] | None = None) -> int:
     left = args.faults
     while left > 0:
         name = f"chaos-{len(names)}"
-        chaos.train_to_completion(name, faults=min(left, args.faults_per_run))
+        left -= chaos.train_to_completion(name, faults=min(left, args.faults_per_run))
         names.append(name)
-        left -= min(left, args.faults_per_run)
     chaos.check_end(names, "chaos-reference")
     report = chaos.report()
     (Path(args.output_root) / "chaos-report.json").write_text(json.dumps(report, indent=2) + "\n")
