@@ -49,7 +49,7 @@ from pretrain_core.clean.langid import detect_language
 from pretrain_core.quality.config import QualityConfig, ReferenceConfig
 from pretrain_core.quality.ngram import EMPTY_CONTEXT, NgramLM, PaddedSentences, gram_keys, pad_sentences
 from pretrain_core.quality.reference import reference_lines, train_reference_model
-from pretrain_core.quality.scoring import ReferenceModel, split_lines
+from pretrain_core.quality.scoring import ReferenceModel, lines_of, split_lines
 from pretrain_core.quality.stage import SCORED_SAMPLE, QualityStage, fit_quality
 
 MASK = (1 << 64) - 1
@@ -99,17 +99,6 @@ class NaiveScorer:
                 total += float(np.log10(prob))
                 count += 1
         return float(10 ** (-total / count))
-
-
-def lines_of(texts: list[str]) -> tuple[list[str], np.ndarray]:
-    """Every document's scored lines in one list, and the document of each line (as `ReferenceModel` splits them)."""
-    lines: list[str] = []
-    docs: list[int] = []
-    for doc, text in enumerate(texts):
-        doc_lines = split_lines(text)
-        lines += doc_lines
-        docs += [doc] * len(doc_lines)
-    return lines, np.asarray(docs, dtype=np.int64)
 
 
 class KenLMScorer:

@@ -69,13 +69,7 @@ class ReferenceModel:
         return Components(lexical, skeleton, kept_share)
 
     def _score_batch(self, texts: list[str]) -> Components:
-        lines: list[str] = []
-        doc_of_line: list[int] = []
-        for doc, text in enumerate(texts):
-            doc_lines = split_lines(text)
-            lines += doc_lines
-            doc_of_line += [doc] * len(doc_lines)
-        docs = np.asarray(doc_of_line, dtype=np.int64)
+        lines, docs = lines_of(texts)
         lexical = -_mean_log10_prob(self.tokenizer, self.lm, *self.tokenizer.encode(lines), docs, len(texts))
         skeleton, kept_share = np.full(len(texts), np.nan), np.full(len(texts), np.nan)
         if self.skeleton is not None:
@@ -131,3 +125,14 @@ class FoldedModel:
             for mine, theirs in zip(out, model.components([texts[r] for r in rows], batch_chars), strict=True):
                 mine[rows] = theirs
         return out
+
+
+def lines_of(texts: list[str]) -> tuple[list[str], np.ndarray]:
+    """Every document's scored lines in one list, and the document of each line."""
+    lines: list[str] = []
+    docs: list[int] = []
+    for doc, text in enumerate(texts):
+        doc_lines = split_lines(text)
+        lines += doc_lines
+        docs += [doc] * len(doc_lines)
+    return lines, np.asarray(docs, dtype=np.int64)

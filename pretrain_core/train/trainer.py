@@ -165,8 +165,11 @@ class Trainer:
                     val_loss = self.validate()
                 if config.grad_check_every and self.step % config.grad_check_every == 0:
                     self.check_gradients()
-                if last or ((self.step % config.checkpoint_every == 0 or due_votes) and not self._evaluation_behind()):
+                periodic = self.step % config.checkpoint_every == 0 or due_votes
+                if last or (periodic and not self._evaluation_behind()):
                     saved_step = self.checkpoint()
+                    last_save = time.monotonic()
+                elif periodic:  # skipped for the backlog: the next time-based save is an interval away, not next step
                     last_save = time.monotonic()
                 if stop_votes and not last:
                     result.status = "stopped"
