@@ -16,6 +16,7 @@ import argparse
 import os
 import time
 from collections.abc import Iterable
+from uuid import UUID
 
 import psutil
 from prefect.client.orchestration import get_client
@@ -25,6 +26,7 @@ from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.states import Cancelling, Crashed
 
 STACK_ID = "PRETRAIN_STACK_ID"
+EVALUATION_PARAMETER = "checkpoint_url"  # what marks an evaluate-checkpoint run
 IN_FLIGHT = [StateType.RUNNING, StateType.PENDING, StateType.CANCELLING]
 
 
@@ -37,10 +39,12 @@ def in_flight_runs() -> list[FlowRun]:
 def stop_runs(grace_s: float) -> list[str]:
     """Pause the work pools (no run starts any more; up.sh resumes them), cancel every run in flight and wait for
     them to end; returns the names of those that did not in time. Scheduled runs stay scheduled: the evaluation of
-    a checkpoint saved on the way down runs after the restart."""
+    a checkpoint saved on the way down runs after the restart, and so does a new run for each evaluation this
+    cancelled (its checkpoint was announced once; nothing else would ask again)."""
     with get_client(sync_client=True) as client:
         for pool in client.read_work_pools():
             client.update_work_pool(pool.name, WorkPoolUpdate(is_paused=True))
+    cancelled: dict[UUID, FlowRun] = {}
     deadline = time.monotonic() + grace_s
     while (runs := in_flight_runs()) and time.monotonic() < deadline:
         with get_client(sync_client=True) as client:
@@ -48,8 +52,23 @@ def stop_runs(grace_s: float) -> list[str]:
                 if run.state_type != StateType.CANCELLING:
                     message = "the stack is stopping (down.sh)"
                     client.set_flow_run_state(run.id, Cancelling(message=message), force=True)
+                    cancelled[run.id] = run
         time.sleep(1)
+    requeue_evaluations(list(cancelled.values()))
     return sorted(run.name for run in in_flight_runs())
+
+
+def requeue_evaluations(cancelled: list[FlowRun]) -> list[UUID]:
+    """A new scheduled run of the same deployment for each checkpoint evaluation among ``cancelled``."""
+    queued = []
+    with get_client(sync_client=True) as client:
+        for run in cancelled:
+            if run.deployment_id is not None and EVALUATION_PARAMETER in run.parameters:
+                new_run = client.create_flow_run_from_deployment(
+                    run.deployment_id, parameters=run.parameters, tags=run.tags
+                )
+                queued.append(new_run.id)
+    return queued
 
 
 def stack_processes(stack_id: str, exclude: Iterable[int] = ()) -> list[psutil.Process]:

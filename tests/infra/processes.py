@@ -2,13 +2,26 @@
 
 from __future__ import annotations
 
+import importlib.util
 import socket
 import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
+from types import ModuleType
 
 PREFECT = [sys.executable, "-m", "prefect"]
+STACK = Path(__file__).resolve().parents[2] / "infra" / "stack"
+
+
+def stack_script(name: str) -> ModuleType:
+    """A script of infra/stack (down.sh and up.sh run them; infra/ is no package), imported by path."""
+    spec = importlib.util.spec_from_file_location(f"stack_{name}", STACK / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def free_port() -> int:

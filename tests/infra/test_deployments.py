@@ -8,15 +8,18 @@ from typing import Any
 
 import pytest
 from prefect.client.orchestration import get_client
-from prefect.client.schemas.actions import WorkPoolCreate
+from prefect.client.schemas.actions import WorkPoolCreate, WorkPoolUpdate
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterState, FlowRunFilterStateType
 from prefect.client.schemas.objects import StateType
 from prefect.events.schemas.automations import EventTrigger
 from prefect.events.schemas.events import ResourceSpecification
 from prefect.exceptions import PrefectHTTPStatusError
-from prefect.states import Scheduled, State
+from prefect.states import Cancelled, Running, Scheduled, State
 
 from pretrain_core.ablation.spec import AblationSpec
 from pretrain_core.train.params import TrainRunParams
+from tests.infra.conftest import POOLS
+from tests.infra.processes import stack_script
 from tests.shipped_text import REPO_ROOT
 
 ENTRYPOINTS = {
@@ -135,3 +138,37 @@ def test_server_accepts_the_kubernetes_job_templates(deployed_api: str, name: st
             WorkPoolCreate(name=f"pretrain-{name}-k8s", type="kubernetes", base_job_template=template)
         )
     assert pool.base_job_template == template
+
+
+def test_down_requeues_the_checkpoint_evaluations_it_cancels(deployed_api: str) -> None:
+    """A checkpoint is announced once: an evaluation that down.sh cancels gets a new scheduled run of the same
+    deployment (it starts once up.sh resumes the pools); another flow's cancelled run is left to the operator."""
+    lifecycle = stack_script("lifecycle")
+    evaluation = {"checkpoint_url": "/runs/r/checkpoints/step-00000020", "step": 20}
+    nightly = {"runs_root": "/runs-of-the-requeue-test"}
+    with get_client(sync_client=True) as client:
+        evaluate = client.read_deployment_by_name("evaluate-checkpoint/evaluate-checkpoint")
+        in_flight = client.create_flow_run_from_deployment(evaluate.id, parameters=evaluation)
+        other = client.create_flow_run_from_deployment(
+            client.read_deployment_by_name("nightly-eval/nightly-eval").id, parameters=nightly
+        )
+        for run in (in_flight, other):
+            client.set_flow_run_state(run.id, Running(), force=True)
+        try:
+            late = lifecycle.stop_runs(grace_s=3)  # no worker here to end them: they stay Cancelling
+        finally:
+            for pool in POOLS:
+                client.update_work_pool(pool, WorkPoolUpdate(is_paused=False))
+        assert sorted(late) == sorted([in_flight.name, other.name])
+        scheduled = client.read_flow_runs(
+            flow_run_filter=FlowRunFilter(
+                state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.SCHEDULED]))
+            ),
+            limit=200,
+        )
+        requeued = [run for run in scheduled if run.parameters in (evaluation, nightly)]
+        for run in (in_flight, other):
+            client.set_flow_run_state(run.id, Cancelled(), force=True)
+        for run in requeued:
+            client.delete_flow_run(run.id)
+    assert [(run.deployment_id, run.parameters) for run in requeued] == [(evaluate.id, evaluation)]

@@ -4,16 +4,15 @@ SIGTERM checkpoint; a run whose processes died with the whole stack is marked Cr
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 from uuid import UUID
 
+import psutil
 import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.objects import StateType
@@ -21,26 +20,15 @@ from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from pretrain_core.train.checkpoint import completed_checkpoints
 from tests.flows.test_train_flow import tiny_params
-from tests.infra.processes import free_port
+from tests.infra.processes import STACK, free_port, stack_script
 from tests.infra.test_operations import _launch_train, _training_processes, _wait_for
 from tests.shipped_text import REPO_ROOT
 from tests.train.token_corpus import TokenData, build_token_data
 
 pytestmark = pytest.mark.slow  # three stack starts (server, deploy, workers) and two training runs
 
-STACK = REPO_ROOT / "infra" / "stack"
 
-
-def _lifecycle() -> ModuleType:
-    """infra/stack/lifecycle.py, a script down.sh and up.sh run (infra/ is no package)."""
-    spec = importlib.util.spec_from_file_location("stack_lifecycle", STACK / "lifecycle.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-lifecycle = _lifecycle()
+lifecycle = stack_script("lifecycle")
 
 
 @pytest.fixture(scope="module")
@@ -105,7 +93,11 @@ def test_down_stops_every_process_of_a_run_in_flight_and_up_crashes_runs_that_di
     assert "no run lost its process" in _script("up.sh", stack_env)
     assert _state(cancelled)[0] == StateType.CANCELLED
     lost = _start_training(token_data, tmp_path, "died-with-the-stack")
-    lifecycle.kill_stack(stack_id, grace_s=0)  # the host goes down: server, workers, engine and ranks at once
+    # the host goes down: server, workers, engine and ranks at once, none with a chance to report (no SIGTERM)
+    killed = lifecycle.stack_processes(stack_id)
+    for process in killed:
+        process.kill()
+    psutil.wait_procs(killed, timeout=30)
     _script("down.sh", stack_env)  # clears the pids of the dead stack
     assert "marked Crashed (process gone): died-with-the-stack" in _script("up.sh", stack_env)
     state, message = _state(lost)
