@@ -1,7 +1,7 @@
 """Chaos run against the live local stack (infra/stack/up.sh): training runs launched from the `train` deployment,
 with faults injected at moments drawn from a seed, and the stack's invariants checked after every fault.
 
-Faults: SIGKILL or SIGTERM of a training flow-run engine, SIGKILL of torchrun, of one rank, of an evaluate-checkpoint
+Faults: SIGKILL or SIGTERM of a training flow-run engine, SIGKILL of torchrun, of one rank, of a running evaluate-checkpoint
 run, and a restart of the whole stack (down.sh, up.sh). After each fault the faulted run is resumed as an operator
 would (a new run from the deployment, same run name: it resumes from its newest checkpoint) until it completes.
 
@@ -141,7 +141,7 @@ class Chaos:
                     return budget - faults  # resumed so near the end that it finished before a fault could land
                 continue
             time.sleep(self.rng.uniform(2, self.args.max_delay))
-            kind = self.rng.choice(FAULTS)
+            kind = self.rng.choice(FAULTS if evaluation_engine() else [f for f in FAULTS if f != "kill-evaluation"])
             injected_at = time.monotonic()
             self.inject(kind, output)
             self.faults[kind] += 1
@@ -177,7 +177,8 @@ class Chaos:
             if ranks:
                 self.rng.choice(ranks).kill()
         elif kind == "kill-evaluation":
-            wait_for(evaluation_engine, 180, "an evaluation running").kill()
+            if engine := evaluation_engine():  # drawn only while one runs; it may have ended since
+                engine.kill()
         else:
             self.script("down.sh")
             self.script("up.sh")
@@ -213,7 +214,7 @@ class Chaos:
 
     def check_end(self, run_names: list[str], reference: str) -> None:
         self.check_settled("the last run")
-        wait_for(lambda: self.all_evaluated(run_names) or None, 900, "every checkpoint evaluated")
+        wait_for(lambda: self.all_evaluated(run_names) or None, self.args.evaluation_wait, "every checkpoint evaluated")
         results = pq.read_table(self.root / "eval_results.parquet").to_pylist()
         rows = Counter((r["run"], r["step"], r["split"], r["domain"]) for r in results)
         for name in run_names:
@@ -259,6 +260,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--checkpoint-every", type=int, default=20)
     parser.add_argument("--seq-len", type=int, default=64)
     parser.add_argument("--max-delay", type=float, default=20.0, help="latest fault, seconds into an attempt (20)")
+    parser.add_argument(
+        "--evaluation-wait", type=float, default=3600.0, help="seconds the end waits for the evaluation queue (3600)"
+    )
     parser.add_argument("--tokens-url", required=True)
     parser.add_argument("--tokenizer-url", required=True)
     parser.add_argument("--output-root", required=True)
