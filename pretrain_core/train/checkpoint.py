@@ -1,16 +1,23 @@
 """Checkpoints on any fsspec URL: `<output_url>/checkpoints/step-00000100/`, complete once `manifest.json` exists.
 
-Every file is written atomically and the manifest last, so a crash mid-save leaves a directory that
-`latest_checkpoint` ignores. State dicts are gathered in full ("consolidated") so a checkpoint written by
-N ranks under DDP or FSDP loads into any world size, and evaluation needs only `model.pt` and `meta.json`.
+Every rank writes its own shards of the model and optimizer state with torch.distributed.checkpoint (DCP, under
+`state/`); nothing is gathered onto one rank, and a checkpoint written at one world size and layout (DDP, FSDP, tensor
+parallel) resumes at any other, DCP resharding on load. What is not a tensor (optimizer hyperparameters, schedule,
+each rank's RNG, the run's meta) is JSON beside it: nothing here is unpickled. A save can run in the background
+(`start_save` now, `finish_save` once it is done); the manifest is written last, so a crash mid-save leaves a
+directory `latest_checkpoint` ignores. Evaluation and export read the whole model without a process group
+(`load_model`). Checkpoints of the earlier consolidated format (`model.pt`, gathered on rank 0) still load.
 """
 
 from __future__ import annotations
 
+import base64
 import io
 import random
 import re
-from typing import Any
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any, cast
 
 import numpy as np
 import torch
@@ -25,6 +32,7 @@ from torch.distributed.checkpoint.state_dict import (
 )
 
 from pretrain_core import storage
+from pretrain_core.train.dcp_format import INDEX, load_shards, save_shards
 from pretrain_core.train.model import GPT, ModelArgs
 
 MANIFEST = "manifest.json"
@@ -32,6 +40,9 @@ TOKENIZER_FILE = "tokenizer.model"  # the SentencePiece model, inside every chec
 EVALUATIONS = "evaluations"  # <output_url>/evaluations/step-NNNNNNNN[.failed].json: the durable evaluation record
 ANNOUNCED = "announced"  # <output_url>/announced/step-NNNNNNNN: the checkpoint's event reached the API
 _STEP_DIR = re.compile(r"step-(\d{8})$")
+STATE_DIR = "state"  # the DCP shards and their JSON index
+TRAIN_STATE = "train_state.json"  # optimizer parameter groups and the schedule
+FORMAT = "sharded-dcp"
 _GATHER = StateDictOptions(full_state_dict=True, cpu_offload=True)
 _SCATTER = StateDictOptions(full_state_dict=True)
 
@@ -79,6 +90,10 @@ def resolve_checkpoint(url: str) -> str:
     return latest
 
 
+def _rng_file(rank: int) -> str:
+    return f"rng-rank-{rank:05d}.json"
+
+
 def _manifest(url: str) -> str:
     return storage.join(url, MANIFEST)
 
@@ -91,41 +106,42 @@ def _world_size() -> int:
     return dist.get_world_size() if dist.is_initialized() else 1
 
 
-def _barrier() -> None:
-    if dist.is_initialized():
-        dist.barrier()
-
-
-def _save_torch(url: str, obj: Any) -> None:
-    buffer = io.BytesIO()
-    torch.save(obj, buffer)
-    storage.write_bytes(url, buffer.getvalue())
-
-
 def _load_torch(url: str) -> Any:
+    """A file of the consolidated format: torch's weights-only loader (tensors and plain containers only)."""
     return torch.load(io.BytesIO(storage.read_bytes(url)), map_location="cpu", weights_only=True)
 
 
+def _bytes_of(state: torch.Tensor | str) -> torch.Tensor:
+    """A byte tensor of an RNG state, from JSON (base64) or from the consolidated format (a tensor)."""
+    if isinstance(state, torch.Tensor):
+        return state
+    return torch.frombuffer(bytearray(base64.b64decode(state)), dtype=torch.uint8)
+
+
 def rng_state() -> dict[str, Any]:
-    """Every generator this process draws from; numpy's key becomes a tensor so `weights_only` loading works."""
+    """Every generator this process draws from, as JSON."""
     np_state = np.random.get_state(legacy=False)
-    np_state["state"]["key"] = torch.from_numpy(np_state["state"]["key"].astype(np.int64))
+    np_state["state"]["key"] = np_state["state"]["key"].tolist()
     return {
         "python": random.getstate(),
         "numpy": np_state,
-        "torch": torch.get_rng_state(),
-        "cuda": torch.cuda.get_rng_state_all() if torch.cuda.is_available() else [],
+        "torch": base64.b64encode(torch.get_rng_state().numpy().tobytes()).decode(),
+        "cuda": [base64.b64encode(s.numpy().tobytes()).decode() for s in torch.cuda.get_rng_state_all()]
+        if torch.cuda.is_available()
+        else [],
     }
 
 
 def set_rng_state(state: dict[str, Any]) -> None:
     random.setstate((state["python"][0], tuple(state["python"][1]), state["python"][2]))
     np_state = dict(state["numpy"])
-    np_state["state"] = {**np_state["state"], "key": np_state["state"]["key"].numpy().astype(np.uint32)}
+    key = np_state["state"]["key"]
+    key = key.numpy() if isinstance(key, torch.Tensor) else np.asarray(key)
+    np_state["state"] = {**np_state["state"], "key": key.astype(np.uint32)}
     np.random.set_state(np_state)
-    torch.set_rng_state(state["torch"])
+    torch.set_rng_state(_bytes_of(state["torch"]))
     if state["cuda"] and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+        torch.cuda.set_rng_state_all([_bytes_of(s) for s in state["cuda"]])
 
 
 def unsharded_copy(model: nn.Module, args: ModelArgs) -> GPT | None:
@@ -139,6 +155,75 @@ def unsharded_copy(model: nn.Module, args: ModelArgs) -> GPT | None:
     return whole
 
 
+def _sharded_state(model: nn.Module, optimizer: torch.optim.Optimizer) -> tuple[dict[str, Any], list[Any]]:
+    """This rank's shards of model and optimizer state (DTensors under FSDP and tensor parallelism, plain tensors
+    under DDP: DCP writes each replicated tensor once), and the optimizer's parameter groups (JSON)."""
+    optimizer_state = get_optimizer_state_dict(model, optimizer)
+    tensors = {"model": get_model_state_dict(model), "optimizer": optimizer_state["state"]}
+    return tensors, cast(list[Any], optimizer_state["param_groups"])
+
+
+@dataclass
+class SaveInFlight:
+    """A save started by `start_save`: its shards may still be written in the background (``future``)."""
+
+    output_url: str
+    step: int
+    url: str
+    files: list[str]
+    prune_config: dict[str, Any]
+    future: Future[Any] | None = None
+
+    def done(self) -> bool:
+        return self.future is None or self.future.done()
+
+
+def start_save(
+    output_url: str,
+    step: int,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    meta: dict[str, Any],
+    tokenizer_proto: bytes | None = None,
+    background: bool = False,
+    group: dist.ProcessGroup | None = None,
+) -> SaveInFlight:
+    """Collective: every rank calls it. Each rank writes its RNG state and starts writing its shards; rank 0 the
+    JSON parts (and the tokenizer model, so the checkpoint generates and evaluates on its own). In the
+    ``background`` the shards are copied to CPU memory now and written by a thread while training goes on, their
+    collectives on ``group`` (give the save a process group of its own, so they never interleave with training's);
+    else they are written before this returns. Complete it with `finish_save`."""
+    url = checkpoint_url(output_url, step)
+    rank, world_size = _rank(), _world_size()
+    tensors, param_groups = _sharded_state(model, optimizer)
+    if rank == 0:
+        storage.write_json(
+            storage.join(url, "meta.json"), {**meta, "step": step, "world_size": world_size, "format": FORMAT}
+        )
+        storage.write_json(
+            storage.join(url, TRAIN_STATE), {"param_groups": param_groups, "scheduler": scheduler.state_dict()}
+        )
+        if tokenizer_proto is not None:
+            storage.write_bytes(storage.join(url, TOKENIZER_FILE), tokenizer_proto)
+    storage.write_json(storage.join(url, _rng_file(rank)), rng_state())
+    future = save_shards(tensors, storage.join(url, STATE_DIR), background, group)
+    files = ["meta.json", TRAIN_STATE, storage.join(STATE_DIR, INDEX)] + [_rng_file(r) for r in range(world_size)]
+    files += [TOKENIZER_FILE] if tokenizer_proto is not None else []
+    return SaveInFlight(output_url, step, url, files, meta["config"], future)
+
+
+def finish_save(saving: SaveInFlight) -> str:
+    """Wait for the save's shards (every rank), then rank 0 writes the manifest, which makes the checkpoint
+    complete, and prunes older ones. Returns the checkpoint's URL."""
+    if saving.future is not None:
+        saving.future.result()  # every rank's shards and the index are written once any rank's future is done
+    if _rank() == 0:
+        storage.write_json(_manifest(saving.url), {"step": saving.step, "format": FORMAT, "files": saving.files})
+        prune_as_configured(saving.output_url, saving.prune_config)
+    return saving.url
+
+
 def save_checkpoint(
     output_url: str,
     step: int,
@@ -148,28 +233,10 @@ def save_checkpoint(
     meta: dict[str, Any],
     tokenizer_proto: bytes | None = None,
 ) -> str:
-    """Collective: every rank calls it. Rank 0 writes the consolidated state (and the tokenizer model, so the
-    checkpoint generates and evaluates on its own), each rank its RNG state."""
-    url = checkpoint_url(output_url, step)
-    model_state = get_model_state_dict(model, options=_GATHER)
-    optimizer_state = get_optimizer_state_dict(model, optimizer, options=_GATHER)
-    rank, world_size = _rank(), _world_size()
-    if rank == 0:
-        _save_torch(storage.join(url, "model.pt"), model_state)
-        _save_torch(
-            storage.join(url, "optimizer.pt"), {"optimizer": optimizer_state, "scheduler": scheduler.state_dict()}
-        )
-        storage.write_json(storage.join(url, "meta.json"), {**meta, "step": step, "world_size": world_size})
-        if tokenizer_proto is not None:
-            storage.write_bytes(storage.join(url, TOKENIZER_FILE), tokenizer_proto)
-    _save_torch(storage.join(url, f"rng-rank-{rank:05d}.pt"), rng_state())
-    _barrier()
-    if rank == 0:
-        files = ["model.pt", "optimizer.pt", "meta.json"] + [f"rng-rank-{r:05d}.pt" for r in range(world_size)]
-        files += [TOKENIZER_FILE] if tokenizer_proto is not None else []
-        storage.write_json(_manifest(url), {"step": step, "files": files})
-        prune_as_configured(output_url, meta["config"])
-    _barrier()
+    """Collective: a synchronous save, complete when it returns on rank 0."""
+    url = finish_save(start_save(output_url, step, model, optimizer, scheduler, meta, tokenizer_proto))
+    if dist.is_initialized():
+        dist.barrier()  # the other ranks see the manifest too
     return url
 
 
@@ -246,16 +313,43 @@ def read_meta(url: str) -> dict[str, Any]:
     return meta
 
 
+def is_sharded(url: str) -> bool:
+    """Whether the checkpoint is of the sharded format (else the consolidated one)."""
+    return storage.exists(storage.join(url, STATE_DIR, INDEX))
+
+
 def load_checkpoint(
     url: str,
     model: nn.Module,
     optimizer: torch.optim.Optimizer,
     scheduler: torch.optim.lr_scheduler.LRScheduler,
 ) -> dict[str, Any]:
-    """Collective: restore model, optimizer, scheduler and this rank's RNG; return the checkpoint's meta.
+    """Collective: restore model, optimizer, scheduler and this rank's RNG; return the checkpoint's meta. Each rank
+    reads the parts of the shards it holds now, whatever layout wrote them.
 
     A rank with no RNG file of its own (the world grew) takes rank 0's.
     """
+    if not is_sharded(url):
+        return _load_consolidated(url, model, optimizer, scheduler)
+    tensors, _ = _sharded_state(model, optimizer)
+    load_shards(tensors, storage.join(url, STATE_DIR))
+    train_state = storage.read_json(storage.join(url, TRAIN_STATE))
+    set_model_state_dict(model, tensors["model"])
+    optimizer_state = {"state": tensors["optimizer"], "param_groups": train_state["param_groups"]}
+    set_optimizer_state_dict(model, optimizer, optimizer_state)
+    scheduler.load_state_dict(train_state["scheduler"])
+    rng_url = storage.join(url, _rng_file(_rank()))
+    set_rng_state(storage.read_json(rng_url if storage.exists(rng_url) else storage.join(url, _rng_file(0))))
+    return read_meta(url)
+
+
+def _load_consolidated(
+    url: str,
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    scheduler: torch.optim.lr_scheduler.LRScheduler,
+) -> dict[str, Any]:
+    """`load_checkpoint` for the consolidated format (one `model.pt`, gathered on rank 0 when it was written)."""
     set_model_state_dict(model, _load_torch(storage.join(url, "model.pt")), options=_SCATTER)
     saved = _load_torch(storage.join(url, "optimizer.pt"))
     set_optimizer_state_dict(model, optimizer, saved["optimizer"], options=_SCATTER)
@@ -266,8 +360,14 @@ def load_checkpoint(
 
 
 def load_model(url: str, device: torch.device | str = "cpu") -> tuple[GPT, dict[str, Any]]:
-    """The trained network alone (for evaluation and sampling), rebuilt from the checkpoint's model args."""
+    """The trained network alone (for evaluation, sampling, export), rebuilt from the checkpoint's model args; a
+    sharded checkpoint is consolidated here, in this process, with no process group."""
     meta = read_meta(url)
     model = GPT(ModelArgs(**meta["model_args"]))
-    model.load_state_dict(_load_torch(storage.join(url, "model.pt")))
+    if is_sharded(url):
+        state = {"model": model.state_dict()}
+        load_shards(state, storage.join(url, STATE_DIR), whole=True)
+        model.load_state_dict(state["model"])
+    else:
+        model.load_state_dict(_load_torch(storage.join(url, "model.pt")))
     return model.to(device).eval(), meta

@@ -152,6 +152,11 @@ class TrainConfig(StrictModel):
         description="Also save when this many minutes have passed since the last save (the articles: hourly), "
         "so a slow run loses at most that much to a crash. Unset: by steps only.",
     )
+    async_checkpoints: bool = Field(
+        default=False,
+        description="Write each checkpoint's shards in the background: training stops only to copy its shards to "
+        "CPU memory, and a save waits only for the one before it. Off: training waits for every write.",
+    )
     eval_every: int = Field(
         le=MAX_STEPS, default=50, ge=1, description="Measure validation loss every this many steps (and at 0, end)."
     )

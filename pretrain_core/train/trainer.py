@@ -11,12 +11,13 @@ import math
 import random
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import torch
+import torch.distributed as dist
 
 from pretrain_core import storage
 from pretrain_core.manifest import code_version
@@ -25,10 +26,10 @@ from pretrain_core.train.checkpoint import (
     latest_checkpoint,
     load_checkpoint,
     read_meta,
-    save_checkpoint,
     unevaluated_checkpoints,
     unsharded_copy,
 )
+from pretrain_core.train.checkpointer import CheckpointCallback, Checkpointer
 from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.data import DataState, TrainBatches, load_sequences
 from pretrain_core.train.distributed import DistEnv, all_reduce_sum, cleanup_distributed, init_distributed, wrap_model
@@ -44,8 +45,6 @@ from pretrain_core.train.step import TORCH_DTYPES, StepResult, grad_scaler, trai
 from pretrain_core.train.tokenizer import tokenizer_from_proto
 
 log = logging.getLogger(__name__)
-
-CheckpointCallback = Callable[[str, int], None]
 
 
 @dataclass
@@ -77,7 +76,8 @@ def train(
 
 class Trainer:
     def __init__(self, config: TrainConfig, env: DistEnv, on_checkpoint: Sequence[CheckpointCallback] = ()) -> None:
-        self.config, self.env, self.on_checkpoint = config, env, on_checkpoint
+        self.config, self.env = config, env
+        self.checkpointer = Checkpointer(config.output_url, config.async_checkpoints, env.is_main, on_checkpoint)
         self.tokenizer_proto = storage.read_bytes(config.tokenizer_url)
         tokenizer, self.tokenizer_sha256 = tokenizer_from_proto(self.tokenizer_proto)
         random.seed(config.seed)
@@ -141,6 +141,7 @@ class Trainer:
             if self.step == 0:
                 self.state["initial_validation_loss"] = val_loss = self.validate()
             while self.step < config.max_steps:
+                self.checkpointer.poll()
                 started = time.perf_counter()
                 stepped = train_step(
                     self.wrapped, self.optimizer, self.scheduler, self.batches, config.grad_accum_steps,
@@ -176,6 +177,7 @@ class Trainer:
                     break
             if saved_step != self.step:
                 self.checkpoint()
+            self.checkpointer.wait()
             if val_loss is None:
                 val_loss = self.validate()
         finally:
@@ -247,6 +249,9 @@ class Trainer:
 
     def roll_back(self) -> None:
         """Reload the newest checkpoint (weights, optimizer, schedule, data position, RNG) and lower the lr."""
+        self.checkpointer.wait()
+        if dist.is_initialized():
+            dist.barrier()  # rank 0 wrote the manifest: every rank now rolls back to the same checkpoint
         url = latest_checkpoint(self.config.output_url)
         if url is None:
             raise FloatingPointError(
@@ -349,7 +354,7 @@ class Trainer:
         return loss
 
     def checkpoint(self) -> int:
-        """Save (collective), upload TensorBoard logs, run the callbacks; returns the step saved."""
+        """Save (collective; the callbacks run once it is complete), upload TensorBoard logs; returns the step."""
         meta = {
             "data": {"epoch": self.batches.state.epoch, "position": self.batches.state.position},
             "tokens_seen": self.tokens_seen,
@@ -366,14 +371,11 @@ class Trainer:
             "code_version": code_version(),
             "validation_loss": self.last_validation_loss,  # the newest measured: what keep_best_checkpoint ranks
         }
-        url = save_checkpoint(
-            self.config.output_url, self.step, self.wrapped, self.optimizer, self.scheduler, meta, self.tokenizer_proto
+        self.checkpointer.save(
+            self.step, self.wrapped, self.optimizer, self.scheduler, meta, self.tokenizer_proto
         )  # fmt: skip
+        self.metrics.scalars(self.step, {"checkpoint/blocked_seconds": self.checkpointer.last_blocked_s})
         self.metrics.sync()
-        if self.env.is_main:
-            log.info("checkpoint %s", url)
-            for callback in self.on_checkpoint:
-                callback(url, self.step)
         return self.step
 
     def summary(self, result: TrainResult, val_loss: float | None, train_seconds: float) -> dict[str, Any]:

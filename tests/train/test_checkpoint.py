@@ -1,23 +1,29 @@
 from __future__ import annotations
 
+import io
+import json
 import random
 from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from torch.distributed.checkpoint.state_dict import get_optimizer_state_dict
 
 from pretrain_core import storage
 from pretrain_core.train.checkpoint import (
     checkpoint_url,
     completed_checkpoints,
     evaluation_url,
+    finish_save,
     is_evaluated,
     latest_checkpoint,
     load_checkpoint,
     load_model,
     prune_checkpoints,
+    rng_state,
     save_checkpoint,
+    start_save,
 )
 from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.model import GPT, ModelArgs, cross_entropy
@@ -119,3 +125,57 @@ def test_the_best_checkpoint_by_validation_loss_is_kept_however_old(tmp_path: Pa
 
 def test_no_checkpoint_means_fresh_start(tmp_path: Path) -> None:
     assert latest_checkpoint(str(tmp_path / "nothing-here")) is None
+
+
+def test_a_background_save_keeps_the_state_of_its_step_while_training_changes_it(tmp_path: Path) -> None:
+    """The shards are copied to memory when the save starts: later updates do not leak into it, and the
+    checkpoint is complete (listed, loadable) only once `finish_save` wrote its manifest."""
+    output = str(tmp_path)
+    model, optimizer, scheduler = _trained(0)
+    at_save = {name: tensor.clone() for name, tensor in model.state_dict().items()}
+    saving = start_save(output, 3, model, optimizer, scheduler, _meta(), background=True)
+    with torch.no_grad():
+        for parameter in model.parameters():
+            parameter.add_(1.0)  # training goes on while the shards are written
+    assert completed_checkpoints(output) == []
+    assert finish_save(saving) == checkpoint_url(output, 3) and latest_checkpoint(output) == saving.url
+    restored, _ = load_model(saving.url)
+    for name, tensor in restored.state_dict().items():
+        assert torch.equal(tensor, at_save[name]), name
+
+
+def test_nothing_in_a_checkpoint_needs_unpickling(tmp_path: Path) -> None:
+    """Every file is JSON, the tokenizer, or a DCP shard file whose tensors torch's weights-only loader reads; the
+    index that DCP itself would pickle is JSON."""
+    model, optimizer, scheduler = _trained(0)
+    url = save_checkpoint(str(tmp_path), 3, model, optimizer, scheduler, _meta())
+    files = sorted(p.relative_to(url).as_posix() for p in Path(url).rglob("*") if p.is_file())
+    assert files == [
+        "manifest.json", "meta.json", "rng-rank-00000.json", "state/__0_0.distcp", "state/index.json",
+        "train_state.json",
+    ]  # fmt: skip
+    for name in files:
+        if name.endswith(".json"):
+            json.loads((Path(url) / name).read_text())
+
+
+def test_a_checkpoint_of_the_consolidated_format_still_loads(tmp_path: Path) -> None:
+    """Written as releases before the sharded format did: `model.pt`, `optimizer.pt`, `rng-rank-*.pt` (torch.save)."""
+    model, optimizer, scheduler = _trained(0)
+    url = checkpoint_url(str(tmp_path), 3)
+    for name, obj in {
+        "model.pt": model.state_dict(),
+        "optimizer.pt": {"optimizer": get_optimizer_state_dict(model, optimizer), "scheduler": scheduler.state_dict()},
+        "rng-rank-00000.pt": {**rng_state(), "torch": torch.get_rng_state(), "cuda": []},
+    }.items():
+        buffer = io.BytesIO()
+        torch.save(obj, buffer)
+        storage.write_bytes(storage.join(url, name), buffer.getvalue())
+    storage.write_json(storage.join(url, "meta.json"), {**_meta(), "step": 3, "world_size": 1})
+    storage.write_json(storage.join(url, "manifest.json"), {"step": 3, "files": ["model.pt"]})
+    other, other_optimizer, other_scheduler = _trained(1)
+    assert load_checkpoint(url, other, other_optimizer, other_scheduler)["step"] == 3
+    assert torch.equal(other.embed.weight, model.embed.weight)
+    assert other_scheduler.get_last_lr() == scheduler.get_last_lr()
+    evaluated, _ = load_model(url)
+    assert torch.equal(evaluated.embed.weight, model.embed.weight)

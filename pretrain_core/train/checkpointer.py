@@ -1,0 +1,75 @@
+"""The trainer's saves: synchronous, or in the background while training goes on (a save waits only for the one
+before it), each completed (manifest, pruning, callbacks) as soon as its shards are written."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import torch
+import torch.distributed as dist
+from torch import nn
+
+from pretrain_core.train.checkpoint import SaveInFlight, finish_save, start_save
+
+log = logging.getLogger(__name__)
+
+CheckpointCallback = Callable[[str, int], None]
+
+
+class Checkpointer:
+    """Every rank holds one. With ``background``, DCP's collectives of a save run on a gloo group of their own (made
+    here, a collective), so they never interleave with training's on the default group."""
+
+    def __init__(
+        self, output_url: str, background: bool, is_main: bool, on_checkpoint: Sequence[CheckpointCallback] = ()
+    ) -> None:
+        self.output_url, self.background, self.is_main = output_url, background, is_main
+        self.on_checkpoint = on_checkpoint
+        self.group = dist.new_group(backend="gloo") if background and dist.is_initialized() else None
+        self.in_flight: SaveInFlight | None = None
+        self.started = 0.0
+        self.last_blocked_s = 0.0  # how long the newest save held training up
+
+    def save(
+        self,
+        step: int,
+        model: nn.Module,
+        optimizer: torch.optim.Optimizer,
+        scheduler: torch.optim.lr_scheduler.LRScheduler,
+        meta: dict[str, Any],
+        tokenizer_proto: bytes | None,
+    ) -> None:
+        """Collective. Start a save of ``step`` once the previous one is complete; synchronous saves are complete
+        when this returns."""
+        began = time.perf_counter()
+        self.wait()
+        self.started = time.perf_counter()
+        saving = start_save(
+            self.output_url, step, model, optimizer, scheduler, meta, tokenizer_proto, self.background, self.group
+        )
+        if self.background:
+            self.in_flight = saving
+        else:
+            self._complete(saving)
+        self.last_blocked_s = time.perf_counter() - began
+
+    def poll(self) -> None:
+        """Complete the save in flight if its shards are written; cheap enough to call every step."""
+        if self.in_flight is not None and self.in_flight.done():
+            self.wait()
+
+    def wait(self) -> None:
+        """Block until the save in flight (if any) is complete."""
+        if self.in_flight is not None:
+            saving, self.in_flight = self.in_flight, None
+            self._complete(saving)
+
+    def _complete(self, saving: SaveInFlight) -> None:
+        url = finish_save(saving)
+        if self.is_main:
+            log.info("checkpoint %s (written in %.2f s)", url, time.perf_counter() - self.started)
+            for callback in self.on_checkpoint:
+                callback(url, saving.step)
