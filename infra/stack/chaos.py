@@ -1,9 +1,10 @@
 """Chaos run against the live local stack (infra/stack/up.sh): training runs launched from the `train` deployment,
 with faults injected at moments drawn from a seed, and the stack's invariants checked after every fault.
 
-Faults: SIGKILL or SIGTERM of a training flow-run engine, SIGKILL of torchrun, of one rank, of a running evaluate-checkpoint
-run, and a restart of the whole stack (down.sh, up.sh). After each fault the faulted run is resumed as an operator
-would (a new run from the deployment, same run name: it resumes from its newest checkpoint) until it completes.
+Faults: SIGKILL or SIGTERM of a training flow-run engine, SIGKILL of torchrun, of one rank, of a running
+evaluate-checkpoint run, and a restart of the whole stack (down.sh, up.sh). After each fault the faulted run is
+resumed as an operator would (a new run from the deployment, same run name: it resumes from its newest checkpoint)
+until it completes.
 
 Invariants, after each fault once the stack settles and again at the end:
   final-states     every flow run that is not running is Completed, Failed, Crashed or Cancelled (none stuck)
