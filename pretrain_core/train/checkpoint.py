@@ -33,6 +33,7 @@ from torch.distributed.checkpoint.state_dict import (
 
 from pretrain_core import storage
 from pretrain_core.train.dcp_format import INDEX, load_shards, save_shards
+from pretrain_core.train.distributed import reshard
 from pretrain_core.train.model import GPT, ModelArgs
 
 MANIFEST = "manifest.json"
@@ -158,6 +159,7 @@ def unsharded_copy(model: nn.Module, args: ModelArgs) -> GPT | None:
 def _sharded_state(model: nn.Module, optimizer: torch.optim.Optimizer) -> tuple[dict[str, Any], list[Any]]:
     """This rank's shards of model and optimizer state (DTensors under FSDP and tensor parallelism, plain tensors
     under DDP: DCP writes each replicated tensor once), and the optimizer's parameter groups (JSON)."""
+    reshard(model)
     optimizer_state = get_optimizer_state_dict(model, optimizer)
     tensors = {"model": get_model_state_dict(model), "optimizer": optimizer_state["state"]}
     return tensors, cast(list[Any], optimizer_state["param_groups"])

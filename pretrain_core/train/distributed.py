@@ -97,6 +97,14 @@ def wrap_model(model: GPT, strategy: str, env: DistEnv) -> nn.Module:
     return DistributedDataParallel(model, device_ids=[env.local_rank] if env.device.type == "cuda" else None)
 
 
+def reshard(model: nn.Module) -> None:
+    """Free FSDP2's gathered parameters: after a forward without backward (validation) the root keeps its weights
+    gathered, and state dicts taken then name other tensors than the optimizer holds."""
+    for module in model.modules():
+        if isinstance(module, FSDPModule):
+            module.reshard()
+
+
 @contextmanager
 def gradient_sync(model: nn.Module, enabled: bool) -> Iterator[None]:
     """Skip the gradient all-reduce on non-final micro-steps of an accumulation (DDP no_sync / FSDP2 equivalent)."""

@@ -32,7 +32,14 @@ from pretrain_core.train.checkpoint import (
 from pretrain_core.train.checkpointer import CheckpointCallback, Checkpointer
 from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.data import DataState, TrainBatches, load_sequences
-from pretrain_core.train.distributed import DistEnv, all_reduce_sum, cleanup_distributed, init_distributed, wrap_model
+from pretrain_core.train.distributed import (
+    DistEnv,
+    all_reduce_sum,
+    cleanup_distributed,
+    init_distributed,
+    reshard,
+    wrap_model,
+)
 from pretrain_core.train.grad_check import gradient_check
 from pretrain_core.train.hardware import flops_per_token, measure_peak_flops, memory_metrics, native_bf16
 from pretrain_core.train.metrics import MetricsLogger
@@ -339,6 +346,7 @@ class Trainer:
             self.wrapped, self.val_rows, config.micro_batch_size, config.eval_batches, config.precision, self.env,
             self.masking,
         )  # fmt: skip
+        reshard(self.wrapped)  # FSDP2 keeps the root's weights gathered after a forward with no backward
         if loss is not None:
             self.last_validation_loss = loss
             self.metrics.scalars(self.step, {"val/loss": loss, "val/perplexity": math.exp(loss)})

@@ -41,8 +41,9 @@ def test_interrupted_and_resumed_run_matches_an_uninterrupted_one(
         stop.set()  # as SIGTERM would: ranks agree at the end of the next step, checkpoint there, exit
 
     first = train(config, on_checkpoint=[stop_after_first_checkpoint], stop=stop)
-    # a background save completes (and calls back) a step or so after it started
-    assert first.status == "stopped" and saved == [2, first.step] and first.step in ((3, 4) if background else (3,))
+    # a background save completes (and calls back) a step or more after it started: the stop comes later
+    assert first.status == "stopped" and saved[0] == 2 and saved[-1] == first.step
+    assert background or saved == [2, 3]
     second = train(config)
     assert second.status == "completed" and sorted(second.losses) == list(range(first.step + 1, 7))
     # bitwise: same data order, same optimizer moments, same lr, same RNG
