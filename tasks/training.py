@@ -28,6 +28,7 @@ from pretrain_core.evaluate.evaluator import EvalResult, evaluate_checkpoint
 from pretrain_core.evaluate.trend_plot import plotting_available
 from pretrain_core.train.checkpoint import announced_steps, completed_checkpoints, mark_announced
 from pretrain_core.train.config import EvalConfig, TrainConfig
+from pretrain_core.train.health import parse_health_event
 from pretrain_core.train.launch import run_torchrun, torchrun_command, write_config
 from pretrain_core.train.loss_plot import loss_curve_url, render_loss_curve
 from pretrain_core.train.monitor import TrainingMonitor
@@ -53,6 +54,16 @@ def announce_checkpoint(run_name: str, step: int, checkpoint_url: str) -> bool:
     if event is None:
         get_run_logger().warning("checkpoint event for step %d of %s was not delivered", step, run_name)
     return event is not None
+
+
+def announce_health(run_name: str, line: str) -> bool:
+    """Emit `pretrain.training.loss-spike` or `pretrain.training.straggler` when ``line`` is rank 0's report of
+    one (`pretrain_core.train.health`), so an automation can act on it; False for any other line."""
+    event = parse_health_event(line)
+    if event is None:
+        return False
+    payload = {"step": event.step, **event.values}
+    return emit_event(f"pretrain.training.{event.kind}", resource=run_resource(run_name), payload=payload) is not None
 
 
 def announce_unannounced(run_name: str, output_url: str, announced: set[int]) -> list[str]:
@@ -140,6 +151,7 @@ def launch_training(
     def on_line(line: str) -> None:  # the reader thread's: the run logger carries its run ids with it
         monitor.feed(line)
         logger.info("%s", line)
+        announce_health(name, line)
 
     cancel = threading.Event()
     shown = ""

@@ -177,6 +177,24 @@ class TrainConfig(StrictModel):
         description="The device's peak FLOP/s in the training precision (spec sheet), the denominator of MFU. "
         "Unset: measured at the first log with large matmuls.",
     )
+    loss_spike_sigma: float = Field(
+        default=6.0,
+        gt=0,
+        le=1000,
+        description="Log a loss spike (and, on a stack, a `pretrain.training.loss-spike` event) when a step's loss is "
+        "this many standard deviations above the mean of the last loss_spike_window steps.",
+    )
+    loss_spike_window: int = Field(default=128, ge=2, le=MAX_STEPS, description="Steps a loss spike is judged on.")
+    straggler_check_every: int = Field(
+        default=50,
+        ge=0,
+        le=MAX_STEPS,
+        description="Every this many steps the ranks share their compute time per step; 0: never. A rank slower "
+        "than straggler_factor x the others' median is logged (and a `pretrain.training.straggler` event).",
+    )
+    straggler_factor: float = Field(
+        default=1.5, gt=1, le=1000, description="How much slower than the others' median a straggling rank is."
+    )
     overfit_alarm_ratio: float = Field(
         default=1.3,
         gt=1,

@@ -1,15 +1,20 @@
 """What the device can do: native bf16 (so a setting that would crawl is named before it does), its measured matmul
-peak (what MFU is reported against), FLOPs per token, and memory in use."""
+peak (what MFU is reported against), FLOPs per token, memory in use, and a GPU's utilisation, power and
+temperature (NVML)."""
 
 from __future__ import annotations
 
+import functools
+import logging
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 import torch
 
+log = logging.getLogger(__name__)
 _BF16_CPU_FLAGS = ("avx512_bf16", "amx_bf16")
 
 
@@ -68,6 +73,40 @@ def memory_metrics(device: torch.device) -> dict[str, float]:
     """Resident memory of this process, and on a GPU what torch's allocator holds, in MB."""
     values = {"memory/cpu_rss_mb": psutil.Process().memory_info().rss / 2**20}
     if device.type == "cuda":
+        stats = torch.cuda.memory_stats(device)
         values["memory/cuda_allocated_mb"] = torch.cuda.max_memory_allocated(device) / 2**20
         values["memory/cuda_reserved_mb"] = torch.cuda.max_memory_reserved(device) / 2**20
+        values["memory/cuda_alloc_retries"] = float(stats.get("num_alloc_retries", 0))  # cache flushed to fit
+        values["memory/cuda_ooms"] = float(stats.get("num_ooms", 0))
     return values
+
+
+@functools.cache
+def _nvml_handle(index: int) -> Any | None:
+    """NVML's handle of GPU ``index`` (nvidia-ml-py), or None where there is no NVML (no driver, no package)."""
+    try:
+        import pynvml
+
+        pynvml.nvmlInit()
+        return pynvml.nvmlDeviceGetHandleByIndex(index)
+    except Exception as error:  # ImportError, or NVMLError of any kind: no GPU figures, and say so once
+        log.info("no GPU utilisation, power or temperature figures: NVML unavailable (%s)", error)
+        return None
+
+
+def device_metrics(device: torch.device) -> dict[str, float]:
+    """A GPU's utilisation (%), power (W), temperature (C) and memory in use (MB) as NVML reports them; nothing on
+    a CPU or where NVML is missing."""
+    if device.type != "cuda" or (handle := _nvml_handle(device.index or 0)) is None:
+        return {}
+    import pynvml
+
+    try:
+        return {
+            "gpu/utilization_percent": float(pynvml.nvmlDeviceGetUtilizationRates(handle).gpu),
+            "gpu/power_watts": pynvml.nvmlDeviceGetPowerUsage(handle) / 1000,
+            "gpu/temperature_c": float(pynvml.nvmlDeviceGetTemperature(handle, pynvml.NVML_TEMPERATURE_GPU)),
+            "gpu/memory_used_mb": pynvml.nvmlDeviceGetMemoryInfo(handle).used / 2**20,
+        }
+    except pynvml.NVMLError:
+        return {}

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 _PROGRESS = re.compile(r"\bstep (\d+)/(\d+)((?: \w+=[-+.\w]+)+)\s*$")
 _EXCEPTION = re.compile(r"^(?:[\w.]+\.)?\w*(?:Error|Exception|Interrupt|Exit)\b(?::.*)?$")
 _LAUNCHER_ERRORS = ("torch.distributed.elastic.",)
+DATA_WAIT_SHOWN = 0.05  # a share of step time spent waiting for data worth an operator's eye
 
 
 @dataclass(frozen=True)
@@ -94,7 +95,7 @@ class TrainingMonitor:
         return (self.max_steps - self.step) / rate
 
     def summary(self) -> str:
-        """One line for a progress bar: `step 40/100 · loss 3.21 · 1,640 tokens/s · 2m10s left`."""
+        """One line for a progress bar: `step 40/100 · loss 3.21 · 1,640 tokens/s · 812 MB · 2m10s left`."""
         parts = [f"step {self.step}/{self.max_steps}"]
         if "loss" in self.latest:
             parts.append(f"loss {self.latest['loss']:.4g}")
@@ -102,6 +103,12 @@ class TrainingMonitor:
             parts.append(f"val loss {self.latest['val_loss']:.4g}")
         if "tokens_per_s" in self.latest:
             parts.append(f"{self.latest['tokens_per_s']:,.0f} tokens/s")
+        if "memory_mb" in self.latest:
+            parts.append(f"{self.latest['memory_mb']:,.0f} MB")
+        if "gpu_util" in self.latest:
+            parts.append(f"GPU {self.latest['gpu_util']:.0f}%")
+        if self.latest.get("data_share", 0) >= DATA_WAIT_SHOWN:
+            parts.append(f"{self.latest['data_share']:.0%} waiting for data")
         if (eta := self.eta_s()) is not None:
             parts.append(f"{_seconds(eta)} left")
         return " · ".join(parts)

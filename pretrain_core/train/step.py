@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from pretrain_core.train.model import cross_entropy
 from pretrain_core.train.objective import IGNORE, Masking, held_out_generator
 from pretrain_core.train.precision import Precision
 
+PHASES = ("data", "forward", "backward", "optimizer")
 TORCH_DTYPES: dict[Precision, torch.dtype] = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
@@ -31,6 +33,23 @@ def grad_scaler(precision: Precision, device: torch.device, init_scale: float = 
     before backward, gradients divided before the update, and a step whose gradients overflowed is skipped with
     the scale halved. None for fp32 and bf16, which have fp32's exponent range."""
     return torch.amp.GradScaler(device.type, init_scale=init_scale) if precision == "fp16" else None
+
+
+class PhaseTimer:
+    """Seconds per phase of a step (data, forward, backward, optimizer), summed over micro-batches. On a GPU each
+    boundary synchronizes the device, or the clock would measure kernel launches, not the work."""
+
+    def __init__(self, device: torch.device) -> None:
+        self.device = device
+        self.seconds: dict[str, float] = dict.fromkeys(PHASES, 0.0)
+        self._last = time.perf_counter()
+
+    def lap(self, phase: str) -> None:
+        if self.device.type == "cuda":
+            torch.cuda.synchronize(self.device)
+        now = time.perf_counter()
+        self.seconds[phase] += now - self._last
+        self._last = now
 
 
 @dataclass(frozen=True)
@@ -51,19 +70,25 @@ def train_step(
     device: torch.device,
     scaler: torch.amp.GradScaler | None = None,
     masking: Masking | None = None,
+    timer: PhaseTimer | None = None,
 ) -> StepResult:
     """Accumulate gradients over micro-batches (all-reducing only on the last), clip, update. With ``masking``
-    (the masked objective) each micro-batch's inputs are masked and the loss counts the hidden tokens only."""
+    (the masked objective) each micro-batch's inputs are masked and the loss counts the hidden tokens only; with
+    ``timer`` each phase is timed."""
+    lap = timer.lap if timer is not None else lambda phase: None
     total = 0.0
     for micro in range(grad_accum_steps):
         inputs, targets = (t.to(device, non_blocking=True) for t in next(batches))
         if masking is not None:
             inputs, targets = masking.apply(inputs)
+        lap("data")
         with gradient_sync(model, enabled=micro == grad_accum_steps - 1):
             with autocast(precision, device):
                 loss = cross_entropy(model(inputs), targets) / grad_accum_steps
+            lap("forward")
             (scaler.scale(loss) if scaler is not None else loss).backward()
         total += loss.item()
+        lap("backward")
     if scaler is None:
         grad_norm = clip_grad_norm(model, grad_clip)
         skipped = not math.isfinite(grad_norm)  # a nan/inf gradient would poison every weight it touches
@@ -78,6 +103,7 @@ def train_step(
         skipped = scaler.get_scale() < scale
     scheduler.step()
     optimizer.zero_grad(set_to_none=True)
+    lap("optimizer")
     return StepResult(total, grad_norm, skipped)
 
 

@@ -41,14 +41,28 @@ from pretrain_core.train.distributed import (
     wrap_model,
 )
 from pretrain_core.train.grad_check import gradient_check
-from pretrain_core.train.hardware import flops_per_token, measure_peak_flops, memory_metrics, native_bf16
+from pretrain_core.train.hardware import (
+    device_metrics,
+    flops_per_token,
+    measure_peak_flops,
+    memory_metrics,
+    native_bf16,
+)
+from pretrain_core.train.health import LossSpikeDetector, StragglerCheck
 from pretrain_core.train.metrics import MetricsLogger
 from pretrain_core.train.model import GPT
 from pretrain_core.train.objective import masking_of
 from pretrain_core.train.optim import build_optimizer
 from pretrain_core.train.preemption import stop_on_sigterm
 from pretrain_core.train.schedule import build_scheduler
-from pretrain_core.train.step import TORCH_DTYPES, StepResult, grad_scaler, train_step, validation_loss
+from pretrain_core.train.step import (
+    TORCH_DTYPES,
+    PhaseTimer,
+    StepResult,
+    grad_scaler,
+    train_step,
+    validation_loss,
+)
 from pretrain_core.train.tokenizer import tokenizer_from_proto
 
 log = logging.getLogger(__name__)
@@ -137,6 +151,9 @@ class Trainer:
         self._peak_flops = config.peak_flops_per_device
         self.last_train_loss: float | None = None
         self.last_validation_loss: float | None = None
+        self.spikes = LossSpikeDetector(config.loss_spike_window, config.loss_spike_sigma)
+        self.health: dict[str, float] = {}
+        self.stragglers = StragglerCheck(env, config.straggler_check_every, config.straggler_factor)
 
     def fit(self, stop: threading.Event) -> TrainResult:
         config = self.config
@@ -150,9 +167,10 @@ class Trainer:
             while self.step < config.max_steps:
                 self.checkpointer.poll()
                 started = time.perf_counter()
+                timer = PhaseTimer(self.env.device)
                 stepped = train_step(
                     self.wrapped, self.optimizer, self.scheduler, self.batches, config.grad_accum_steps,
-                    config.grad_clip, config.precision, self.env.device, self.scaler, self.masking,
+                    config.grad_clip, config.precision, self.env.device, self.scaler, self.masking, timer,
                 )  # fmt: skip
                 loss, grad_norm = stepped.loss, stepped.grad_norm
                 if self._skipped(stepped):
@@ -165,6 +183,7 @@ class Trainer:
                 self.tokens_seen += self.tokens_per_step
                 result.losses[self.step] = self.last_train_loss = loss_sum / self.env.world_size  # tp ranks agree
                 self.metrics.scalars(self.step, {"train/loss": self.last_train_loss})
+                self.observe_health(timer)
                 last = self.step == config.max_steps
                 if self.step % config.log_every == 0 or last:
                     tokens_per_s = self.tokens_per_step * len(result.losses) / train_seconds
@@ -315,6 +334,26 @@ class Trainer:
         minutes = self.config.checkpoint_every_minutes
         return minutes is not None and time.monotonic() - last_save >= minutes * 60
 
+    def observe_health(self, timer: PhaseTimer) -> None:
+        """Every step: where this rank's step time went, memory and the device's state, a loss spike; every
+        `straggler_check_every` steps (a collective) the slowest rank."""
+        assert self.last_train_loss is not None
+        phases = timer.seconds
+        self.stragglers.observe(phases["data"] + phases["forward"])
+        values = {f"time/{phase}_seconds": seconds for phase, seconds in phases.items()}
+        values["time/data_share"] = phases["data"] / max(sum(phases.values()), 1e-12)
+        self.metrics.scalars(
+            self.step, {**values, **memory_metrics(self.env.device), **device_metrics(self.env.device)}
+        )
+        events = [self.spikes.observe(self.step, self.last_train_loss)]
+        if self.stragglers.due(self.step):
+            report = self.stragglers.check(self.step)
+            self.metrics.scalars(self.step, report.metrics())
+            events.append(report.event)
+        for event in events:
+            if event is not None and self.env.is_main:
+                log.warning("%s", event.line())
+
     def log_train(self, loss: float, grad_norm: float, tokens_per_s: float) -> None:
         lr = float(self.scheduler.get_last_lr()[0])
         values = {
@@ -325,8 +364,7 @@ class Trainer:
             "mfu": self.mfu(tokens_per_s),
         }
         self.metrics.scalars(self.step, {f"train/{name}": value for name, value in values.items() if name != "loss"})
-        self.metrics.scalars(self.step, memory_metrics(self.env.device))
-        self.metrics.progress(self.step, self.config.max_steps, values)
+        self.metrics.progress(self.step, self.config.max_steps, values | self.health)
 
     def mfu(self, tokens_per_s: float) -> float:
         """Model FLOPs utilisation: the training FLOPs done per second over the devices' peak (all ranks)."""

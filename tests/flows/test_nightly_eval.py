@@ -3,7 +3,6 @@ is worse (its weights re-initialised), which must fail the run, list the regress
 
 from __future__ import annotations
 
-import io
 import shutil
 import time
 from pathlib import Path
@@ -18,8 +17,9 @@ from prefect.events.filters import EventFilter, EventNameFilter
 from flows.nightly_eval import EvalRegressionError, nightly_eval
 from pretrain_core import storage
 from pretrain_core.evaluate.history import read_results
-from pretrain_core.train.checkpoint import MANIFEST, checkpoint_url, read_meta
+from pretrain_core.train.checkpoint import MANIFEST, STATE_DIR, checkpoint_url, read_meta
 from pretrain_core.train.config import EvalConfig
+from pretrain_core.train.dcp_format import save_shards
 from pretrain_core.train.model import GPT, ModelArgs
 from tasks.evaluation import REGRESSION_EVENT
 from tests.evaluate import conftest as evaluate_fixtures
@@ -37,9 +37,8 @@ def commit_untrained_checkpoint(run_dir: Path, from_step: int, step: int) -> str
     shutil.copytree(source, target, ignore=shutil.ignore_patterns("eval.json", "evaluations", MANIFEST))
     meta = read_meta(target)
     torch.manual_seed(0)
-    buffer = io.BytesIO()
-    torch.save(GPT(ModelArgs(**meta["model_args"])).state_dict(), buffer)
-    storage.write_bytes(storage.join(target, "model.pt"), buffer.getvalue())
+    shutil.rmtree(storage.join(target, STATE_DIR))
+    save_shards({"model": GPT(ModelArgs(**meta["model_args"])).state_dict()}, storage.join(target, STATE_DIR))
     storage.write_json(storage.join(target, "meta.json"), {**meta, "step": step})
     storage.write_json(
         storage.join(target, MANIFEST), {**storage.read_json(storage.join(source, MANIFEST)), "step": step}

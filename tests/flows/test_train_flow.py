@@ -104,8 +104,10 @@ def test_train_flow_announces_each_checkpoint_once(
         )
     progress = [a for a in artifacts if a.type == "progress"]
     assert [a.data for a in progress] == [100.0]
-    assert re.fullmatch(rf"{params.run_name}: step 4/4 · loss \S+ · val loss \S+ · [\d,]+ tokens/s · 0s left",
-                        progress[0].description or "")  # fmt: skip
+    assert re.fullmatch(
+        rf"{params.run_name}: step 4/4 · loss \S+ · val loss \S+ · [\d,]+ tokens/s · [\d,]+ MB · 0s left",
+        progress[0].description or "",
+    )
     curve = [a for a in artifacts if a.key == f"loss-curve-{params.run_name}"]
     assert len(curve) == 1 and "data:image/png;base64," in str(curve[0].data)
     assert (tmp_path / params.run_name / "loss_curve.png").read_bytes().startswith(b"\x89PNG")

@@ -40,6 +40,11 @@ def test_time_left_follows_the_step_rate_and_the_summary_shows_it() -> None:
     monitor.feed(format_progress(20, 100, {"val_loss": 4.5, "val_ppl": 90.0}))
     assert monitor.eta_s() == 160.0  # 10 steps per 20 s, 80 to go
     assert monitor.summary() == "step 20/100 · loss 4 · val loss 4.5 · 2,100 tokens/s · 2m40s left"
+    # the health figures of the progress line: memory, a GPU's utilisation, data waits once they matter
+    monitor.feed(format_progress(20, 100, {"memory_mb": 1812.4, "gpu_util": 97.0, "data_share": 0.02}))
+    assert "tokens/s · 1,812 MB · GPU 97% · 2m40s left" in monitor.summary()
+    monitor.feed(format_progress(20, 100, {"data_share": 0.31}))
+    assert "GPU 97% · 31% waiting for data · 2m40s left" in monitor.summary()
     assert monitor.train_losses == [(10, 5.0), (20, 4.0)] and monitor.validation_losses == [(20, 4.5)]
 
 

@@ -17,6 +17,7 @@ from pretrain_core.train.checkpoint import completed_checkpoints, evaluation_url
 from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.distributed import cleanup_distributed, init_distributed
 from pretrain_core.train.launch import write_config
+from pretrain_core.train.step import PHASES
 from pretrain_core.train.trainer import Trainer, completed_run, train
 from tests.train.token_corpus import TokenData, documents, train_tokenizer
 
@@ -204,13 +205,15 @@ def test_the_gradient_check_runs_on_schedule_and_passes(
     assert all(float(m.rsplit(" ", 1)[1]) < 1e-2 for m in checks)
 
 
-def test_tensorboard_gets_loss_every_step_mfu_and_memory_and_no_step_twice_after_a_crash(
+def test_tensorboard_gets_loss_and_health_every_step_mfu_and_no_step_twice_after_a_crash(
     tiny_config: Callable[..., TrainConfig], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     caplog.set_level(logging.INFO, logger="pretrain_core.train.trainer")
     output = str(tmp_path / "monitored")
     unevaluated = {"prune_waits_for_evaluation": False, "keep_last_checkpoints": 5}
-    config = tiny_config(output_url=output, max_steps=6, log_every=3, peak_flops_per_device=None, **unevaluated)
+    config = tiny_config(
+        output_url=output, max_steps=6, log_every=3, peak_flops_per_device=None, straggler_check_every=2, **unevaluated
+    )
     train(config)
     # as if the run had crashed after logging step 6 but before saving it: the rerun redoes steps 4-6
     storage.remove(storage.join(output, "checkpoints", "step-00000006"))
@@ -220,8 +223,12 @@ def test_tensorboard_gets_loss_every_step_mfu_and_memory_and_no_step_twice_after
     events.Reload()
     steps = {tag: [e.step for e in events.Scalars(tag)] for tag in events.Tags()["scalars"]}
     assert steps["train/loss"] == [1, 2, 3, 4, 5, 6]  # the first attempt's 4-6 purged, not shown twice
-    assert steps["train/mfu"] == [3, 6] and steps["memory/cpu_rss_mb"] == [3, 6]
+    assert steps["train/mfu"] == [3, 6]
+    every_step = ["memory/cpu_rss_mb", "time/data_share"] + [f"time/{p}_seconds" for p in PHASES]
+    assert all(steps[tag] == [1, 2, 3, 4, 5, 6] for tag in every_step), steps
+    assert steps["health/step_seconds_max"] == [2, 4, 6] and steps["health/slowest_rank"] == [2, 4, 6]
     assert 0 < events.Scalars("train/mfu")[-1].value < 1
+    assert all(0 <= e.value < 1 for e in events.Scalars("time/data_share"))
     assert steps["val/train_perplexity_ratio"] == [3, 6]
 
 
