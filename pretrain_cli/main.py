@@ -160,6 +160,15 @@ def build_parser() -> argparse.ArgumentParser:
     )  # fmt: skip
     certs.add_argument("--days", type=int, default=365, help="validity in days (default 365)")
 
+    commands.add_parser(
+        "env",
+        help="print the versions and devices training would run on (recorded in every checkpoint too)",
+        description="Python, torch, CUDA, cuDNN and NCCL versions, the GPUs with their driver and compute "
+        "capability, and the CPU with whether it computes bf16 natively: what to quote with a result and match "
+        "when reproducing it. Training warns at start when the precision or the model's shapes miss the device's "
+        "fast paths (see docs/training.md).",
+    )
+
     config = commands.add_parser("config", help="show or validate a pipeline config")
     config.add_argument("action", choices=("show", "validate"), help="show: print the resolved YAML; validate")
     _add_config_args(config)
@@ -299,6 +308,10 @@ def main(argv: list[str] | None = None) -> int:
             return _ablate(args)
         elif args.command == "dask-certs":
             return _dask_certs(args)
+        elif args.command == "env":
+            from pretrain_core.train.environment import environment
+
+            print(yaml.safe_dump(environment(), sort_keys=False), end="")
         elif args.command == "corpus":
             _load_for_run(args)
             from flows.corpus_rebuild import corpus_rebuild

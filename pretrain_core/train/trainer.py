@@ -40,13 +40,13 @@ from pretrain_core.train.distributed import (
     reshard,
     wrap_model,
 )
+from pretrain_core.train.environment import environment, pitfalls
 from pretrain_core.train.grad_check import gradient_check
 from pretrain_core.train.hardware import (
     device_metrics,
     flops_per_token,
     measure_peak_flops,
     memory_metrics,
-    native_bf16,
 )
 from pretrain_core.train.health import LossSpikeDetector, StragglerCheck
 from pretrain_core.train.metrics import MetricsLogger
@@ -138,11 +138,10 @@ class Trainer:
         self.overflow_steps = int(self.state.get("overflow_steps", 0))
         self.nonfinite_steps, self.nonfinite_streak = int(self.state.get("nonfinite_steps", 0)), 0
         self.rollbacks = int(self.state.get("rollbacks", 0))
-        if config.precision == "bf16" and env.is_main and not native_bf16(env.device):
-            log.warning(
-                "precision bf16 on %s without native bf16 (no avx512_bf16/amx_bf16): expect it 25-45x slower than "
-                "fp32; set precision: fp32", env.device,
-            )  # fmt: skip
+        self.environment = environment()
+        if env.is_main:
+            for pitfall in pitfalls(self.model.args, config.precision, env.device):
+                log.warning("%s", pitfall)
         self.tokens_per_step = config.seq_len * config.micro_batch_size * config.grad_accum_steps * env.dp_size
         self.metrics = MetricsLogger(config.output_url, env.is_main, self.step if self.resumed_from else None)
         n_layer, _, d_model = config.model_shape()
@@ -415,6 +414,7 @@ class Trainer:
             "tokenizer_url": self.config.tokenizer_url,
             "tokenizer_sha256": self.tokenizer_sha256,
             "code_version": code_version(),
+            "environment": self.environment,
             "validation_loss": self.last_validation_loss,  # the newest measured: what keep_best_checkpoint ranks
         }
         self.checkpointer.save(

@@ -44,6 +44,15 @@ def test_config_show_prints_resolved_yaml_and_hash(capsys: pytest.CaptureFixture
     assert "max_steps: 5" in out and "# config hash: " in out
 
 
+def test_env_prints_the_versions_a_checkpoint_records(capsys: pytest.CaptureFixture[str]) -> None:
+    import torch
+    import yaml
+
+    assert main(["env"]) == 0
+    printed = yaml.safe_load(capsys.readouterr().out)
+    assert printed["torch"] == str(torch.__version__) and {"cuda", "cudnn", "nccl", "gpus", "cpu"} <= set(printed)
+
+
 def test_stage_runs_alone_on_raw_jsonl_and_quarantines_bad_lines(
     tmp_path: Path, real_texts: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -12,7 +12,7 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from pretrain_core import storage
-from pretrain_core.train import trainer as trainer_module
+from pretrain_core.train import environment as environment_module
 from pretrain_core.train.checkpoint import completed_checkpoints, evaluation_url, load_model, read_meta
 from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.distributed import cleanup_distributed, init_distributed
@@ -70,6 +70,7 @@ def test_summary_checkpoints_and_tensorboard_land_under_the_output(
     assert [step for step, _ in completed_checkpoints(output)] == [6, 8]  # every 3 steps + the end, last 2 kept
     meta = read_meta(summary["checkpoint_url"])
     assert meta["data"]["position"] == 8 * 2 * 4 and meta["model_args"]["vocab_size"] == 512
+    assert meta["environment"]["torch"] == str(torch.__version__) and "cpu" in meta["environment"]
     assert TrainConfig.model_validate(meta["config"]) == tiny_config(
         output_url=output, max_steps=8, prune_waits_for_evaluation=False
     )
@@ -124,7 +125,7 @@ def test_bf16_without_native_support_is_warned_about(
     tiny_config: Callable[..., TrainConfig], memory_url: str, caplog: pytest.LogCaptureFixture,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:  # fmt: skip
-    monkeypatch.setattr(trainer_module, "native_bf16", lambda device: False)  # this CPU has it: pretend not
+    monkeypatch.setattr(environment_module, "native_bf16", lambda device: False)  # this CPU has it: pretend not
     caplog.set_level(logging.WARNING, logger="pretrain_core.train.trainer")
     train(tiny_config(output_url=f"{memory_url}/bf16-slow", precision="bf16", max_steps=1))
     assert "without native bf16" in caplog.text and "25-45x slower than fp32" in caplog.text
