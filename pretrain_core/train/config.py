@@ -17,6 +17,7 @@ from pretrain_core.limits import (
     MAX_STEPS,
     MAX_VOCAB,
 )
+from pretrain_core.train.compression import NEEDS_NCCL, GradientCompression
 from pretrain_core.train.model_args import ModelArgs, Objective, PositionEncoding
 from pretrain_core.train.precision import Precision
 
@@ -246,6 +247,15 @@ class TrainConfig(StrictModel):
     strategy: Literal["ddp", "fsdp"] = Field(
         default="ddp", description="Data parallel wrapper: DDP or FSDP2 fully_shard."
     )
+    gradient_compression: GradientCompression = Field(
+        default="none",
+        description="DDP's gradient all-reduce compressed: fp16 or bf16 (half the bytes; bf16 needs NCCL), or "
+        "powersgd (low rank with error feedback). For runs whose network bounds the step; none: exact.",
+    )
+    powersgd_rank: int = Field(default=2, ge=1, le=64, description="PowerSGD's approximation rank.")
+    powersgd_start_step: int = Field(
+        default=100, ge=2, le=MAX_STEPS, description="Steps of exact all-reduce before PowerSGD starts."
+    )
     tokens_url: str = Field(
         default="outputs/demo/corpus/tokenize", description="Tokenization output root (holds data/*.parquet)."
     )
@@ -275,6 +285,10 @@ class TrainConfig(StrictModel):
             ]  # fmt: skip
             if unsupported:
                 raise ValueError(f"tensor parallelism does not support {', '.join(unsupported)} yet")
+        if self.gradient_compression != "none" and (self.strategy != "ddp" or self.tensor_parallel > 1):
+            raise ValueError("gradient_compression is a DDP option: FSDP and tensor parallelism reduce their own way")
+        if self.gradient_compression in NEEDS_NCCL and self.backend == "gloo":
+            raise ValueError(f"gradient_compression {self.gradient_compression} needs the nccl backend (GPUs)")
         if self.precision == "fp16" and self.strategy == "fsdp":
             raise ValueError("precision fp16 with strategy fsdp needs a sharded gradient scaler: use bf16, or ddp")
         if self.nnodes > 1 and not self.rdzv_endpoint:

@@ -16,6 +16,8 @@ from torch.distributed.fsdp import FSDPModule, fully_shard
 from torch.distributed.tensor import DTensor
 from torch.nn.parallel import DistributedDataParallel
 
+from pretrain_core.train.compression import compress_gradients
+from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.model import GPT
 from pretrain_core.train.tensor_parallel import apply_tensor_parallel
 
@@ -76,10 +78,11 @@ def cleanup_distributed() -> None:
         dist.destroy_process_group()
 
 
-def wrap_model(model: GPT, strategy: str, env: DistEnv) -> nn.Module:
-    """DDP replicates the model; FSDP2 shards each block (then the root: embeddings, final norm) across ranks.
-    With tensor parallelism the blocks are split over each tensor-parallel group first, then FSDP2 shards over
-    the data-parallel dimension of the mesh (2-D), when there is one."""
+def wrap_model(model: GPT, config: TrainConfig, env: DistEnv) -> nn.Module:
+    """DDP replicates the model (its gradient all-reduce compressed as configured); FSDP2 shards each block (then
+    the root: embeddings, final norm) across ranks. With tensor parallelism the blocks are split over each
+    tensor-parallel group first, then FSDP2 shards over the data-parallel dimension of the mesh (2-D), when there
+    is one."""
     if env.mesh is not None:
         apply_tensor_parallel(model, env.mesh["tp"])
         if env.dp_size > 1:
@@ -89,12 +92,14 @@ def wrap_model(model: GPT, strategy: str, env: DistEnv) -> nn.Module:
         return model
     if env.world_size == 1:
         return model
-    if strategy == "fsdp":
+    if config.strategy == "fsdp":
         for block in model.blocks:
             fully_shard(block)
         fully_shard(model)
         return model
-    return DistributedDataParallel(model, device_ids=[env.local_rank] if env.device.type == "cuda" else None)
+    replicated = DistributedDataParallel(model, device_ids=[env.local_rank] if env.device.type == "cuda" else None)
+    compress_gradients(replicated, config.gradient_compression, config.powersgd_rank, config.powersgd_start_step)
+    return replicated
 
 
 def reshard(model: nn.Module) -> None:

@@ -109,7 +109,7 @@ class Trainer:
         self.masking = masking_of(self.model.args, config.mask_rate)
         if config.compile:
             compile_in_place(self.model, config, env)
-        self.wrapped = wrap_model(self.model, config.strategy, env)
+        self.wrapped = wrap_model(self.model, config, env)
         self.optimizer = build_optimizer(self.wrapped, config)
         self.scheduler = build_scheduler(
             self.optimizer, config.warmup_steps, config.max_steps, config.min_lr_ratio, config.lr_schedule
