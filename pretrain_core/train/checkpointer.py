@@ -70,6 +70,6 @@ class Checkpointer:
     def _complete(self, saving: SaveInFlight) -> None:
         url = finish_save(saving)
         if self.is_main:
-            log.info("checkpoint %s (written in %.2f s)", url, time.perf_counter() - self.started)
+            log.info("written in %.2f s: checkpoint %s", time.perf_counter() - self.started, url)
             for callback in self.on_checkpoint:
                 callback(url, saving.step)
