@@ -146,7 +146,8 @@ class Trainer:
         self.metrics = MetricsLogger(config.output_url, env.is_main, self.step if self.resumed_from else None)
         n_layer, _, d_model = config.model_shape()
         non_embedding = self.model.num_params() - self.model.embed.weight.numel()
-        self.flops_per_token = flops_per_token(non_embedding, n_layer, config.seq_len, d_model)
+        output = self.model.args.vocab_size * d_model  # the output projection's matmul, tied or not (as nanoGPT)
+        self.flops_per_token = flops_per_token(non_embedding, n_layer, config.seq_len, d_model, output)
         self._peak_flops = config.peak_flops_per_device
         self.last_train_loss: float | None = None
         self.last_validation_loss: float | None = None
