@@ -71,13 +71,24 @@ def _step_dirs(output_url: str) -> dict[int, str]:
     return found
 
 
-def completed_checkpoints(output_url: str) -> list[tuple[int, str]]:
-    """(step, url) of checkpoints whose manifest was written, oldest first."""
-    return [(step, url) for step, url in sorted(_step_dirs(output_url).items()) if storage.exists(_manifest(url))]
+def _completed(output_url: str) -> list[tuple[int, str, bool]]:
+    """(step, url, ephemeral) of checkpoints whose manifest was written, oldest first."""
+    found = []
+    for step, url in sorted(_step_dirs(output_url).items()):
+        if storage.exists(_manifest(url)):
+            found.append((step, url, bool(storage.read_json(_manifest(url)).get("ephemeral", False))))
+    return found
+
+
+def completed_checkpoints(output_url: str, ephemeral: bool = False) -> list[tuple[int, str]]:
+    """(step, url) of the complete permanent checkpoints, oldest first: what is announced, evaluated and kept.
+    With ``ephemeral`` the ephemeral ones too (saves for recovery only, deleted once a newer save completes)."""
+    return [(step, url) for step, url, passing in _completed(output_url) if ephemeral or not passing]
 
 
 def latest_checkpoint(output_url: str) -> str | None:
-    done = completed_checkpoints(output_url)
+    """The newest complete checkpoint, ephemeral or not: where a run resumes or rolls back to."""
+    done = completed_checkpoints(output_url, ephemeral=True)
     return done[-1][1] if done else None
 
 
@@ -175,6 +186,7 @@ class SaveInFlight:
     files: list[str]
     prune_config: dict[str, Any]
     future: Future[Any] | None = None
+    ephemeral: bool = False
 
     def done(self) -> bool:
         return self.future is None or self.future.done()
@@ -190,12 +202,14 @@ def start_save(
     tokenizer_proto: bytes | None = None,
     background: bool = False,
     group: dist.ProcessGroup | None = None,
+    ephemeral: bool = False,
 ) -> SaveInFlight:
     """Collective: every rank calls it. Each rank writes its RNG state and starts writing its shards; rank 0 the
     JSON parts (and the tokenizer model, so the checkpoint generates and evaluates on its own). In the
     ``background`` the shards are copied to CPU memory now and written by a thread while training goes on, their
     collectives on ``group`` (give the save a process group of its own, so they never interleave with training's);
-    else they are written before this returns. Complete it with `finish_save`."""
+    else they are written before this returns. An ``ephemeral`` save is for recovery only: never announced or
+    evaluated, deleted once a newer save completes. Complete it with `finish_save`."""
     url = checkpoint_url(output_url, step)
     rank, world_size = _rank(), _world_size()
     tensors, param_groups = _sharded_state(model, optimizer)
@@ -212,7 +226,7 @@ def start_save(
     future = save_shards(tensors, storage.join(url, STATE_DIR), background, group)
     files = ["meta.json", TRAIN_STATE, storage.join(STATE_DIR, INDEX)] + [_rng_file(r) for r in range(world_size)]
     files += [TOKENIZER_FILE] if tokenizer_proto is not None else []
-    return SaveInFlight(output_url, step, url, files, meta["config"], future)
+    return SaveInFlight(output_url, step, url, files, meta["config"], future, ephemeral)
 
 
 def finish_save(saving: SaveInFlight) -> str:
@@ -221,7 +235,8 @@ def finish_save(saving: SaveInFlight) -> str:
     if saving.future is not None:
         saving.future.result()  # every rank's shards and the index are written once any rank's future is done
     if _rank() == 0:
-        storage.write_json(_manifest(saving.url), {"step": saving.step, "format": FORMAT, "files": saving.files})
+        manifest = {"step": saving.step, "format": FORMAT, "files": saving.files, "ephemeral": saving.ephemeral}
+        storage.write_json(_manifest(saving.url), manifest)
         prune_as_configured(saving.output_url, saving.prune_config)
     return saving.url
 
@@ -276,11 +291,12 @@ def is_evaluated(output_url: str, step: int) -> bool:
 def prune_checkpoints(
     output_url: str, keep_last: int, wait_for_evaluation: bool = False, keep_best: bool = False
 ) -> list[int]:
-    """Keep the newest ``keep_last`` complete checkpoints (and with ``keep_best`` the lowest validation loss);
-    drop older ones, but with ``wait_for_evaluation`` only those whose evaluation is recorded, and leftovers of
-    interrupted saves. Returns the steps deleted."""
-    done = completed_checkpoints(output_url)
-    if not done:
+    """Keep the newest ``keep_last`` complete permanent checkpoints (and with ``keep_best`` the lowest validation
+    loss); drop older ones, but with ``wait_for_evaluation`` only those whose evaluation is recorded, every
+    ephemeral one but the newest checkpoint, and leftovers of interrupted saves. Returns the steps deleted."""
+    every = _completed(output_url)
+    done = [(step, url) for step, url, ephemeral in every if not ephemeral]
+    if not every:
         return []
     keep = {step for step, _ in done[-keep_last:]}
     if keep_best and (losses := {step: read_meta(url).get("validation_loss") for step, url in done}):
@@ -288,7 +304,7 @@ def prune_checkpoints(
         if scored:
             keep.add(min(scored, key=lambda step: (scored[step], step)))
     complete = {step for step, _ in done}
-    newest = done[-1][0]
+    newest = every[-1][0]
     deleted = []
     for step, url in sorted(_step_dirs(output_url).items()):
         if step in keep or step >= newest:

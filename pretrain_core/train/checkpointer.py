@@ -41,15 +41,17 @@ class Checkpointer:
         scheduler: torch.optim.lr_scheduler.LRScheduler,
         meta: dict[str, Any],
         tokenizer_proto: bytes | None,
+        ephemeral: bool = False,
     ) -> None:
         """Collective. Start a save of ``step`` once the previous one is complete; synchronous saves are complete
-        when this returns."""
+        when this returns. The callbacks see permanent checkpoints only (an ephemeral one is for recovery)."""
         began = time.perf_counter()
         self.wait()
         self.started = time.perf_counter()
         saving = start_save(
-            self.output_url, step, model, optimizer, scheduler, meta, tokenizer_proto, self.background, self.group
-        )
+            self.output_url, step, model, optimizer, scheduler, meta, tokenizer_proto, self.background, self.group,
+            ephemeral,
+        )  # fmt: skip
         if self.background:
             self.in_flight = saving
         else:
@@ -70,6 +72,7 @@ class Checkpointer:
     def _complete(self, saving: SaveInFlight) -> None:
         url = finish_save(saving)
         if self.is_main:
-            log.info("written in %.2f s: checkpoint %s", time.perf_counter() - self.started, url)
-            for callback in self.on_checkpoint:
+            kind = "ephemeral checkpoint" if saving.ephemeral else "checkpoint"
+            log.info("written in %.2f s: %s %s", time.perf_counter() - self.started, kind, url)
+            for callback in () if saving.ephemeral else self.on_checkpoint:
                 callback(url, saving.step)

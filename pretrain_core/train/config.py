@@ -153,6 +153,14 @@ class TrainConfig(StrictModel):
         description="Also save when this many minutes have passed since the last save (the articles: hourly), "
         "so a slow run loses at most that much to a crash. Unset: by steps only.",
     )
+    ephemeral_checkpoint_every: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_STEPS,
+        description="Also save this often for recovery only (OLMo-core's ephemeral checkpoints): such a save is "
+        "never announced or evaluated and is deleted once a newer one completes, so frequent saves cost one "
+        "checkpoint of disk. Unset: none.",
+    )
     async_checkpoints: bool = Field(
         default=False,
         description="Write each checkpoint's shards in the background: training stops only to copy its shards to "

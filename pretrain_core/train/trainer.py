@@ -193,11 +193,14 @@ class Trainer:
                 if config.grad_check_every and self.step % config.grad_check_every == 0:
                     self.check_gradients()
                 periodic = self.step % config.checkpoint_every == 0 or due_votes
+                every = config.ephemeral_checkpoint_every
                 if last or (periodic and not self._evaluation_behind()):
                     saved_step = self.checkpoint()
                     last_save = time.monotonic()
                 elif periodic:  # skipped for the backlog: the next time-based save is an interval away, not next step
                     last_save = time.monotonic()
+                elif every and self.step % every == 0:
+                    self.checkpoint(ephemeral=True)  # a stop here still saves a permanent one, announced
                 if stop_votes and not last:
                     result.status = "stopped"
                     break
@@ -342,9 +345,12 @@ class Trainer:
         self.stragglers.observe(phases["data"] + phases["forward"])
         values = {f"time/{phase}_seconds": seconds for phase, seconds in phases.items()}
         values["time/data_share"] = phases["data"] / max(sum(phases.values()), 1e-12)
-        self.metrics.scalars(
-            self.step, {**values, **memory_metrics(self.env.device), **device_metrics(self.env.device)}
-        )
+        values |= memory_metrics(self.env.device) | device_metrics(self.env.device)
+        self.metrics.scalars(self.step, values)
+        self.health = {  # for the progress line, which the Prefect progress artifact shows
+            "data_share": values["time/data_share"],
+            "memory_mb": values.get("memory/cuda_allocated_mb", values["memory/cpu_rss_mb"]),
+        } | ({"gpu_util": values["gpu/utilization_percent"]} if "gpu/utilization_percent" in values else {})
         events = [self.spikes.observe(self.step, self.last_train_loss)]
         if self.stragglers.due(self.step):
             report = self.stragglers.check(self.step)
@@ -399,7 +405,7 @@ class Trainer:
                     )  # fmt: skip
         return loss
 
-    def checkpoint(self) -> int:
+    def checkpoint(self, ephemeral: bool = False) -> int:
         """Save (collective; the callbacks run once it is complete), upload TensorBoard logs; returns the step."""
         meta = {
             "data": {"epoch": self.batches.state.epoch, "position": self.batches.state.position},
@@ -419,7 +425,7 @@ class Trainer:
             "validation_loss": self.last_validation_loss,  # the newest measured: what keep_best_checkpoint ranks
         }
         self.checkpointer.save(
-            self.step, self.wrapped, self.optimizer, self.scheduler, meta, self.tokenizer_proto
+            self.step, self.wrapped, self.optimizer, self.scheduler, meta, self.tokenizer_proto, ephemeral
         )  # fmt: skip
         self.metrics.scalars(self.step, {"checkpoint/blocked_seconds": self.checkpointer.last_blocked_s})
         self.metrics.sync()

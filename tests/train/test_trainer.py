@@ -302,3 +302,29 @@ def test_periodic_saves_are_skipped_while_evaluation_lags_so_disk_stays_bounded(
 
     train(kept_up, on_checkpoint=[evaluate])
     assert [step for step, _ in completed_checkpoints(kept_up.output_url)] == [5, 6]  # every save made, then pruned
+
+
+def test_ephemeral_saves_are_resumable_never_announced_and_gone_once_a_newer_save_completes(
+    tiny_config: Callable[..., TrainConfig], memory_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    output = f"{memory_url}/ephemeral"
+    config = tiny_config(output_url=output, max_steps=9, checkpoint_every=6, ephemeral_checkpoint_every=2)
+    full = train(config.model_copy(update={"output_url": f"{memory_url}/full"}))
+    validate = Trainer.validate
+
+    def killed_at_the_last_step(self: Trainer) -> float | None:
+        if self.step == 9:  # after step 9 trained, before it is saved: as if the process died there
+            raise RuntimeError("killed")
+        return validate(self)
+
+    monkeypatch.setattr(Trainer, "validate", killed_at_the_last_step)
+    announced: list[int] = []
+    with pytest.raises(RuntimeError, match="killed"):
+        train(config, on_checkpoint=[lambda url, step: announced.append(step)])
+    assert announced == [6]  # the ephemeral saves at 2, 4 and 8 are for recovery: never announced
+    assert [step for step, _ in completed_checkpoints(output)] == [6]
+    assert [step for step, _ in completed_checkpoints(output, ephemeral=True)] == [6, 8]  # 2, 4 deleted at 6
+    monkeypatch.undo()
+    resumed = train(config)
+    assert sorted(resumed.losses) == [9] and resumed.losses[9] == full.losses[9]  # from step 8, bitwise
+    assert [step for step, _ in completed_checkpoints(output, ephemeral=True)] == [6, 9]
