@@ -1,8 +1,9 @@
 """Checkpoint saves under FSDP on gloo: sharded (every rank writes its own shards, synchronously or in the background)
 against the consolidated save it replaced (the whole state gathered onto rank 0's CPU, one `torch.save`).
 
-For each world size (torchrun, one process per rank, one thread each) a model of the preset is sharded with FSDP2,
-trained a step (so AdamW holds its moments), then saved `--repeats` times by each method. Reported per method:
+For each world size and method (a torchrun launch of its own, one process per rank, one thread each: resident
+memory is a high-water mark, and memory an earlier method freed would hide what a later one needs) a model of the
+preset is sharded with FSDP2, trained a step (so AdamW holds its moments), then saved `--repeats` times. Reported:
 seconds training is blocked by a save (until the call returns), seconds until the checkpoint is complete, rank 0's
 peak resident memory above its level before the save (sampled every 2 ms), the bytes each rank writes, and the
 seconds to load the checkpoint back into the sharded model. A table then extrapolates the per-rank bytes of a
@@ -109,7 +110,7 @@ def worker(args: argparse.Namespace) -> None:
     background = dist.new_group(backend="gloo")
     root = Path(args.dir) / f"world-{world}"
     results: dict[str, dict[str, Any]] = {}
-    for method in METHODS:
+    for method in [args.method]:
         blocked, complete, peaks = [], [], []
         for repeat in range(args.repeats):
             output = str(root / method / f"repeat-{repeat}")
@@ -167,16 +168,23 @@ def _timed(action: Callable[[], None]) -> float:
 
 
 def run_world(args: argparse.Namespace, world: int) -> dict[str, Any]:
-    command = [
-        sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={world}", "--standalone", __file__,
-        "--worker", "--preset", args.preset, "--seq-len", str(args.seq_len), "--vocab-size", str(args.vocab_size),
-        "--repeats", str(args.repeats), "--dir", args.dir,
-    ]  # fmt: skip
-    done = subprocess.run(command, capture_output=True, text=True, check=False)
-    for line in done.stdout.splitlines():
-        if line.startswith("RESULT "):
-            return dict(json.loads(line.removeprefix("RESULT ")))
-    raise RuntimeError(f"world {world} failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+    """Every method at ``world`` ranks, each in fresh processes."""
+    run: dict[str, Any] = {"world": world, "methods": {}}
+    for method in METHODS:
+        command = [
+            sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={world}", "--standalone", __file__,
+            "--worker", "--method", method, "--preset", args.preset, "--seq-len", str(args.seq_len),
+            "--vocab-size", str(args.vocab_size), "--repeats", str(args.repeats), "--dir", args.dir,
+        ]  # fmt: skip
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        results = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+        if not results:
+            raise RuntimeError(f"{method} at {world} ranks failed:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        result = json.loads(results[-1].removeprefix("RESULT "))
+        run["params"] = result["params"]
+        run["methods"][method] = result["methods"][method]
+        shutil.rmtree(args.dir, ignore_errors=True)
+    return run
 
 
 def main() -> None:
@@ -188,6 +196,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--dir", default="/tmp/bench-checkpoint", help="where the checkpoints go (removed after)")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)  # a rank under torchrun
+    parser.add_argument("--method", choices=METHODS, help=argparse.SUPPRESS)  # the worker's method
     args = parser.parse_args()
     if args.worker:
         worker(args)
@@ -196,7 +205,6 @@ def main() -> None:
     try:
         for world in args.world_sizes:
             runs.append(run_world(args, world))
-            shutil.rmtree(args.dir, ignore_errors=True)
     finally:
         shutil.rmtree(args.dir, ignore_errors=True)
     print(f"{args.preset} ({runs[0]['params'] / 1e6:.0f}M parameters), FSDP2 on gloo, 1 thread per rank, median of "
