@@ -15,6 +15,7 @@ Invariants, after each fault once the stack settles and again at the end:
   same-losses      (end) each completed run's per-step training losses equal an uninterrupted run's, bit for bit
 
     python infra/stack/chaos.py --faults 30 --seed 1 --tokens-url T --tokenizer-url M --output-root DIR
+    python infra/stack/chaos.py --check-only --tokens-url T --tokenizer-url M --output-root DIR  # the end checks again
 
 It needs PREFECT_API_URL of the stack and PRETRAIN_STACK_DIR/PRETRAIN_STACK_PORT as up.sh had them; it prints a
 table of faults by kind, invariants held and recovery seconds, and writes it to DIR/chaos-report.json.
@@ -267,15 +268,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--tokens-url", required=True)
     parser.add_argument("--tokenizer-url", required=True)
     parser.add_argument("--output-root", required=True)
+    parser.add_argument(
+        "--check-only", action="store_true", help="inject nothing: run the end checks on the runs under --output-root"
+    )
     args = parser.parse_args(argv)
     chaos = Chaos(args)
-    chaos.train_to_completion("chaos-reference", faults=0)
-    names: list[str] = []
-    left = args.faults
-    while left > 0:
-        name = f"chaos-{len(names)}"
-        left -= chaos.train_to_completion(name, faults=min(left, args.faults_per_run))
-        names.append(name)
+    if args.check_only:
+        names = sorted(p.name for p in Path(args.output_root).glob("chaos-*") if p.name != "chaos-reference")
+    else:
+        chaos.train_to_completion("chaos-reference", faults=0)
+        names = []
+        left = args.faults
+        while left > 0:
+            name = f"chaos-{len(names)}"
+            left -= chaos.train_to_completion(name, faults=min(left, args.faults_per_run))
+            names.append(name)
     chaos.check_end(names, "chaos-reference")
     report = chaos.report()
     (Path(args.output_root) / "chaos-report.json").write_text(json.dumps(report, indent=2) + "\n")
