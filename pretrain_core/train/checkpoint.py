@@ -23,6 +23,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 from torch import nn
+from torch.distributed.checkpoint.staging import DefaultStager
 from torch.distributed.checkpoint.state_dict import (
     StateDictOptions,
     get_model_state_dict,
@@ -203,11 +204,13 @@ def start_save(
     background: bool = False,
     group: dist.ProcessGroup | None = None,
     ephemeral: bool = False,
+    stager: DefaultStager | None = None,
 ) -> SaveInFlight:
     """Collective: every rank calls it. Each rank writes its RNG state and starts writing its shards; rank 0 the
     JSON parts (and the tokenizer model, so the checkpoint generates and evaluates on its own). In the
     ``background`` the shards are copied to CPU memory now and written by a thread while training goes on, their
-    collectives on ``group`` (give the save a process group of its own, so they never interleave with training's);
+    collectives on ``group`` (give the save a process group of its own, so they never interleave with training's),
+    the copy into ``stager``'s buffer when given (`staging_buffer`: kept from save to save);
     else they are written before this returns. An ``ephemeral`` save is for recovery only: never announced or
     evaluated, deleted once a newer save completes. Complete it with `finish_save`."""
     url = checkpoint_url(output_url, step)
@@ -223,7 +226,7 @@ def start_save(
         if tokenizer_proto is not None:
             storage.write_bytes(storage.join(url, TOKENIZER_FILE), tokenizer_proto)
     storage.write_json(storage.join(url, _rng_file(rank)), rng_state())
-    future = save_shards(tensors, storage.join(url, STATE_DIR), background, group)
+    future = save_shards(tensors, storage.join(url, STATE_DIR), background, group, stager)
     files = ["meta.json", TRAIN_STATE, storage.join(STATE_DIR, INDEX)] + [_rng_file(r) for r in range(world_size)]
     files += [TOKENIZER_FILE] if tokenizer_proto is not None else []
     return SaveInFlight(output_url, step, url, files, meta["config"], future, ephemeral)

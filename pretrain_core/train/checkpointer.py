@@ -13,6 +13,8 @@ import torch.distributed as dist
 from torch import nn
 
 from pretrain_core.train.checkpoint import SaveInFlight, finish_save, start_save
+from pretrain_core.train.dcp_format import staging_buffer
+from pretrain_core.train.distributed import DistEnv
 
 log = logging.getLogger(__name__)
 
@@ -24,11 +26,16 @@ class Checkpointer:
     here, a collective), so they never interleave with training's on the default group."""
 
     def __init__(
-        self, output_url: str, background: bool, is_main: bool, on_checkpoint: Sequence[CheckpointCallback] = ()
+        self,
+        output_url: str,
+        background: bool,
+        env: DistEnv,
+        on_checkpoint: Sequence[CheckpointCallback] = (),
     ) -> None:
-        self.output_url, self.background, self.is_main = output_url, background, is_main
+        self.output_url, self.background, self.is_main = output_url, background, env.is_main
         self.on_checkpoint = on_checkpoint
         self.group = dist.new_group(backend="gloo") if background and dist.is_initialized() else None
+        self.stager = staging_buffer(env.device) if background else None
         self.in_flight: SaveInFlight | None = None
         self.started = 0.0
         self.last_blocked_s = 0.0  # how long the newest save held training up
@@ -50,7 +57,7 @@ class Checkpointer:
         self.started = time.perf_counter()
         saving = start_save(
             self.output_url, step, model, optimizer, scheduler, meta, tokenizer_proto, self.background, self.group,
-            ephemeral,
+            ephemeral, self.stager,
         )  # fmt: skip
         if self.background:
             self.in_flight = saving
@@ -68,6 +75,13 @@ class Checkpointer:
         if self.in_flight is not None:
             saving, self.in_flight = self.in_flight, None
             self._complete(saving)
+
+    def close(self) -> None:
+        """Complete the save in flight and free the staging buffer."""
+        self.wait()
+        if self.stager is not None:
+            self.stager.close()
+            self.stager = None
 
     def _complete(self, saving: SaveInFlight) -> None:
         url = finish_save(saving)

@@ -27,6 +27,7 @@ from torch.distributed.checkpoint.metadata import (
     TensorProperties,
     TensorStorageMetadata,
 )
+from torch.distributed.checkpoint.staging import DefaultStager, StagingOptions
 from torch.distributed.checkpoint.storage import WriteResult
 
 from pretrain_core import storage
@@ -136,15 +137,30 @@ def _quiet_when_single() -> Iterator[None]:
         yield
 
 
+def staging_buffer(device: torch.device) -> DefaultStager:
+    """Where background saves copy the shards: kept from one save to the next (DCP's stager caches a CPU copy
+    of each tensor it has staged), so only the first save allocates it; pinned on a GPU for fast copies. It costs
+    a CPU copy of this rank's shards for the life of the run. Close it when done."""
+    cuda = device.type == "cuda"
+    return DefaultStager(StagingOptions(cuda, False, False, cuda))
+
+
 def save_shards(
-    tensors: dict[str, Any], url: str, background: bool = False, group: dist.ProcessGroup | None = None
+    tensors: dict[str, Any],
+    url: str,
+    background: bool = False,
+    group: dist.ProcessGroup | None = None,
+    stager: DefaultStager | None = None,
 ) -> Future[Any] | None:
-    """Collective: write this rank's shards of ``tensors`` under ``url``. In the ``background``: staged to CPU
-    memory now, written by a thread; the returned future is done once every rank's shards and the index are."""
+    """Collective: write this rank's shards of ``tensors`` under ``url``. In the ``background``: copied to CPU
+    memory now (into ``stager``'s buffer when given), written by a thread; the returned future is done once every
+    rank's shards and the index are."""
     writer = JsonIndexWriter(url)
     with _quiet_when_single():
         if background:
-            saving = dcp.async_save(tensors, storage_writer=writer, process_group=group, no_dist=_single_process())
+            saving = dcp.async_save(
+                tensors, storage_writer=writer, process_group=group, async_stager=stager, no_dist=_single_process()
+            )
             return saving if isinstance(saving, Future) else saving.upload_completion
         dcp.save(tensors, storage_writer=writer, process_group=group, no_dist=_single_process())
     return None

@@ -98,7 +98,7 @@ def train(
 class Trainer:
     def __init__(self, config: TrainConfig, env: DistEnv, on_checkpoint: Sequence[CheckpointCallback] = ()) -> None:
         self.config, self.env = config, env
-        self.checkpointer = Checkpointer(config.output_url, config.async_checkpoints, env.is_main, on_checkpoint)
+        self.checkpointer = Checkpointer(config.output_url, config.async_checkpoints, env, on_checkpoint)
         self.tokenizer_proto = storage.read_bytes(config.tokenizer_url)
         tokenizer, self.tokenizer_sha256 = tokenizer_from_proto(self.tokenizer_proto)
         random.seed(config.seed)
@@ -206,7 +206,7 @@ class Trainer:
                     break
             if saved_step != self.step:
                 self.checkpoint()
-            self.checkpointer.wait()
+            self.checkpointer.close()
             if val_loss is None:
                 val_loss = self.validate()
         finally:
