@@ -141,8 +141,9 @@ def staging_buffer(device: torch.device) -> DefaultStager:
     """Where background saves copy the shards: kept from one save to the next (DCP's stager caches a CPU copy
     of each tensor it has staged), so only the first save allocates it; pinned on a GPU for fast copies. It costs
     a CPU copy of this rank's shards for the life of the run. Close it when done."""
-    cuda = device.type == "cuda"
-    return DefaultStager(StagingOptions(cuda, False, False, cuda))
+    pinned = device.type == "cuda"  # the copy itself stays blocking: the save must hold this step's values
+    return DefaultStager(StagingOptions(use_pinned_memory=pinned, use_shared_memory=False, use_async_staging=False,
+                                        use_non_blocking_copy=False))  # fmt: skip
 
 
 def save_shards(
