@@ -2,7 +2,8 @@
 with faults injected at moments drawn from a seed, and the stack's invariants checked after every fault.
 
 Faults: SIGKILL or SIGTERM of a training flow-run engine, SIGKILL of torchrun, of one rank, of a running
-evaluate-checkpoint run, and a restart of the whole stack (down.sh, up.sh). After each fault the faulted run is
+evaluate-checkpoint run, of the training pool's worker (started again as a supervisor would), and a restart of the
+whole stack (down.sh, up.sh). After each fault the faulted run is
 resumed as an operator would (a new run from the deployment, same run name: it resumes from its newest checkpoint)
 until it completes.
 
@@ -47,7 +48,9 @@ from tensorboard.backend.event_processing.event_accumulator import EventAccumula
 from pretrain_core.train.checkpoint import EVALUATIONS, completed_checkpoints
 
 STACK = Path(__file__).resolve().parent
-FAULTS = ("kill-engine", "term-engine", "kill-torchrun", "kill-rank", "kill-evaluation", "restart-stack")
+FAULTS = (
+    "kill-engine", "term-engine", "kill-torchrun", "kill-rank", "kill-evaluation", "kill-worker", "restart-stack",
+)  # fmt: skip
 INVARIANTS = ("final-states", "slot-free", "no-orphans", "evaluated-once", "bounded-disk", "same-losses")
 T = TypeVar("T")
 
@@ -91,6 +94,21 @@ def evaluation_engine() -> psutil.Process | None:
                 if "checkpoint_url" in client.read_flow_run(UUID(run_id)).parameters:
                     return process
     return None
+
+
+def restart_worker(pool: str) -> None:
+    """SIGKILL the pool's worker, then start it again as it was (command, environment, folder, log), as a process
+    supervisor would: the runs it started live on in sessions of their own and report to the API themselves."""
+    worker = next(
+        p for p in psutil.process_iter(["cmdline"]) if {"worker", "start", pool} <= set(p.info["cmdline"] or [])
+    )
+    command, environment, folder = worker.cmdline(), worker.environ(), worker.cwd()
+    log = os.readlink(f"/proc/{worker.pid}/fd/1")  # where up.sh sent its output
+    worker.kill()
+    worker.wait(30)
+    with open(log, "ab") as output:
+        subprocess.Popen(command, env=environment, cwd=folder, stdout=output, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL, start_new_session=True)  # fmt: skip
 
 
 class Chaos:
@@ -178,6 +196,8 @@ class Chaos:
             ranks = [p for p in training_processes(output) if "torch.distributed.run" not in " ".join(p.cmdline())]
             if ranks:
                 self.rng.choice(ranks).kill()
+        elif kind == "kill-worker":
+            restart_worker("pretrain-gpu")
         elif kind == "kill-evaluation":
             if engine := evaluation_engine():  # drawn only while one runs; it may have ended since
                 engine.kill()

@@ -13,7 +13,7 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.actions import GlobalConcurrencyLimitCreate, WorkPoolCreate
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
-from tests.infra.processes import PREFECT, free_port, stop, wait_healthy
+from tests.infra.processes import PREFECT, free_port, run_stack_script, stop, wait_healthy
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PREFECT_FILE = REPO_ROOT / "infra" / "prefect.yaml"
@@ -98,3 +98,23 @@ def workers(deployed_api: str, stack_env: dict[str, str], tmp_path_factory: pyte
     finally:
         for worker in started:
             stop(worker, grace_s=30)
+
+
+@pytest.fixture
+def local_stack(tmp_path: Path) -> Iterator[dict[str, str]]:
+    """The environment of a stack under ``tmp_path`` as infra/stack/up.sh and down.sh read it (its own port,
+    home and state), with this process's Prefect client pointed at it; down.sh runs at the end, whatever failed."""
+    port = free_port()
+    env = {
+        **os.environ,
+        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        "PRETRAIN_STACK_DIR": str(tmp_path / "stack"),
+        "PRETRAIN_STACK_PORT": str(port),
+        "PRETRAIN_STACK_GRACE_S": "30",
+        "PREFECT_HOME": str(tmp_path / "home"),
+        "PREFECT_WORKER_QUERY_SECONDS": "1",
+    }
+    env.pop("PREFECT_API_URL", None)
+    with temporary_settings(updates={PREFECT_API_URL: f"http://127.0.0.1:{port}/api"}):
+        yield env
+    run_stack_script("down.sh", env)

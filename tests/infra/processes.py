@@ -51,3 +51,12 @@ def stop(process: subprocess.Popen[bytes], grace_s: float = 15) -> None:
     except subprocess.TimeoutExpired:
         process.kill()
         process.wait()
+
+
+def run_stack_script(name: str, env: dict[str, str]) -> str:
+    """Run infra/stack/NAME as an operator would; its output, or a failed assertion with it."""
+    done = subprocess.run(
+        [str(STACK / name)], cwd=STACK.parents[1], env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    return done.stdout
