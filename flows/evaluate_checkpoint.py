@@ -8,7 +8,7 @@ from prefect import flow
 from pretrain_core.evaluate.evaluator import EvalResult
 from pretrain_core.evaluate.history import default_results_url
 from pretrain_core.train.config import EvalConfig
-from tasks.evaluation import check_checkpoint, earlier_unevaluated, record_results, recorded_evaluation
+from tasks.evaluation import check_checkpoint, earlier_unevaluated, record_missing_results, recorded_evaluation
 from tasks.training import evaluate
 
 
@@ -32,6 +32,7 @@ def evaluate_checkpoint_flow(
         cfg: evaluation settings.
     """
     if (recorded := recorded_evaluation(checkpoint_url, step)) is not None:
+        record_missing_results(checkpoint_url, step, results_url)  # rows an evaluation killed after its record lost
         return recorded  # a repeated event, or done by an earlier run in step order (and maybe pruned since)
     checkpoint = check_checkpoint(checkpoint_url, step)
     pending = earlier_unevaluated(checkpoint.checkpoint_url, step + 1)  # its own too, unless already evaluated
@@ -42,7 +43,6 @@ def evaluate_checkpoint_flow(
         )
         for url in urls
     ]
-    fresh = [(checkpoint.run, result) for url, result in zip(urls, results, strict=True) if url in pending]
-    if fresh:  # a checkpoint evaluated before (a repeated event) adds no second set of rows
-        record_results(fresh, results_url or default_results_url(checkpoint.runs_root))
+    # one set of rows per recorded evaluation: these, and any an earlier run recorded but was killed before adding
+    record_missing_results(checkpoint.checkpoint_url, step, results_url or default_results_url(checkpoint.runs_root))
     return results[-1]

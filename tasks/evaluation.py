@@ -20,6 +20,7 @@ from pretrain_core.evaluate.history import (
     RunCheckpoint,
     active_runs,
     append_results,
+    default_results_url,
     describe_checkpoint,
     find_regressions,
     latest_results,
@@ -27,7 +28,7 @@ from pretrain_core.evaluate.history import (
     result_rows,
 )
 from pretrain_core.evaluate.trend_plot import METRICS, plotting_available, render_trend_plot, trend_plot_url
-from pretrain_core.train.checkpoint import evaluation_url, unevaluated_checkpoints
+from pretrain_core.train.checkpoint import evaluated_steps, evaluation_url, unevaluated_checkpoints
 
 REGRESSION_EVENT = "pretrain.eval.regression"
 
@@ -74,11 +75,34 @@ def list_active_runs(runs_root: str) -> list[RunCheckpoint]:
 @task(cache_policy=NO_CACHE)
 def record_results(evaluations: list[tuple[str, EvalResult]], results_url: str) -> int:
     """Append (run, result) evaluations to the results table, all stamped with this moment (UTC)."""
+    return _append(evaluations, results_url)
+
+
+def _append(evaluations: list[tuple[str, EvalResult]], results_url: str) -> int:
     date = datetime.now(UTC).isoformat(timespec="seconds")
     rows = [row for run, result in evaluations for row in result_rows(run, result, date)]
     table = append_results(results_url, rows)
     get_run_logger().info("%d rows appended to %s (%d in all)", len(rows), results_url, table.num_rows)
     return len(rows)
+
+
+@task(cache_policy=NO_CACHE)
+def record_missing_results(checkpoint_url: str, up_to_step: int, results_url: str | None = None) -> int:
+    """Append the rows of every evaluation of the checkpoint's run recorded up to ``up_to_step`` that the results
+    table lacks: an evaluation killed between its record and its rows gets them from the next run for the run,
+    and rows already there are never added twice. Returns how many evaluations it added."""
+    run_dir = run_of(checkpoint_url.rstrip("/"))
+    runs_root, run = run_dir.rsplit("/", 1)
+    results_url = results_url or default_results_url(runs_root)
+    present = {(row["run"], row["step"]) for row in read_results(results_url).select(["run", "step"]).to_pylist()}
+    missing = [
+        (run, EvalResult.model_validate(storage.read_json(evaluation_url(run_dir, step))))
+        for step in evaluated_steps(run_dir)
+        if step <= up_to_step and (run, step) not in present
+    ]
+    if missing:
+        _append(missing, results_url)
+    return len(missing)
 
 
 @task(cache_policy=NO_CACHE)

@@ -42,6 +42,7 @@ TOKENIZER_FILE = "tokenizer.model"  # the SentencePiece model, inside every chec
 EVALUATIONS = "evaluations"  # <output_url>/evaluations/step-NNNNNNNN[.failed].json: the durable evaluation record
 ANNOUNCED = "announced"  # <output_url>/announced/step-NNNNNNNN: the checkpoint's event reached the API
 _STEP_DIR = re.compile(r"step-(\d{8})$")
+_EVALUATION = re.compile(r"step-(\d{8})\.json")
 STATE_DIR = "state"  # the DCP shards and their JSON index
 TRAIN_STATE = "train_state.json"  # optimizer parameter groups and the schedule
 FORMAT = "sharded-dcp"
@@ -284,6 +285,12 @@ def unevaluated_checkpoints(output_url: str, up_to_step: int | None = None) -> l
         for step, url in completed_checkpoints(output_url)
         if (up_to_step is None or step <= up_to_step) and not is_evaluated(output_url, step)
     ]
+
+
+def evaluated_steps(output_url: str) -> list[int]:
+    """The steps whose evaluation is recorded as done (not failed), in order."""
+    found = (_EVALUATION.fullmatch(name) for name in storage.names_in(storage.join(output_url, EVALUATIONS)))
+    return sorted(int(match.group(1)) for match in found if match)
 
 
 def is_evaluated(output_url: str, step: int) -> bool:
