@@ -294,7 +294,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     chaos = Chaos(args)
     if args.check_only:
-        names = sorted(p.name for p in Path(args.output_root).glob("chaos-*") if p.name != "chaos-reference")
+        names = sorted(
+            p.name for p in Path(args.output_root).glob("chaos-*") if p.is_dir() and p.name != "chaos-reference"
+        )
     else:
         chaos.train_to_completion("chaos-reference", faults=0)
         names = []
