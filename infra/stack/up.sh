@@ -56,6 +56,10 @@ if ! curl -fsS "$PREFECT_API_URL/health" >/dev/null 2>&1; then
     exit 1
 fi
 
+# Runs the server still holds as in flight whose process died with an earlier stack: Crashed now, not never (first
+# thing once the server answers; the crash automation would only notice their silent heartbeats 90 s later).
+python infra/stack/lifecycle.py reconcile
+
 for pool in pretrain-cpu pretrain-gpu; do
     prefect work-pool inspect "$pool" >/dev/null 2>&1 || prefect work-pool create "$pool" --type process
     prefect work-pool resume "$pool" >/dev/null  # down.sh pauses them while it stops the runs in flight
@@ -64,8 +68,6 @@ prefect gcl inspect pretrain-gpu >/dev/null 2>&1 || prefect gcl create pretrain-
 
 prefect --no-prompt deploy --all --prefect-file infra/prefect.yaml
 python infra/stack/automations.py --within 90
-# Runs the server still holds as in flight whose process died with an earlier stack: Crashed now, not never.
-python infra/stack/lifecycle.py reconcile
 
 for pool in pretrain-cpu pretrain-gpu; do
     start "worker-$pool" prefect worker start --pool "$pool" --type process
