@@ -167,7 +167,7 @@ class Trainer:
             while self.step < config.max_steps:
                 self.checkpointer.poll()
                 started = time.perf_counter()
-                timer = PhaseTimer(self.env.device)
+                timer = PhaseTimer(self.env.device) if self._timed(self.step + 1) else None
                 stepped = train_step(
                     self.wrapped, self.optimizer, self.scheduler, self.batches, config.grad_accum_steps,
                     config.grad_clip, config.precision, self.env.device, self.scaler, self.masking, timer,
@@ -337,20 +337,29 @@ class Trainer:
         minutes = self.config.checkpoint_every_minutes
         return minutes is not None and time.monotonic() - last_save >= minutes * 60
 
-    def observe_health(self, timer: PhaseTimer) -> None:
-        """Every step: where this rank's step time went, memory and the device's state, a loss spike; every
-        `straggler_check_every` steps (a collective) the slowest rank."""
+    def _timed(self, step: int) -> bool:
+        """Whether ``step`` is split into timed phases: every step on a CPU; on a GPU, where each phase boundary
+        synchronizes the device (and stops the host running ahead), only the logged steps."""
+        return self.env.device.type != "cuda" or step % self.config.log_every == 0
+
+    def observe_health(self, timer: PhaseTimer | None) -> None:
+        """Every step: memory and the device's state, a loss spike; on timed steps where this rank's step time
+        went; every `straggler_check_every` steps (a collective) the slowest rank of the timed steps."""
         assert self.last_train_loss is not None
-        phases = timer.seconds
-        self.stragglers.observe(phases["data"] + phases["forward"])
-        values = {f"time/{phase}_seconds": seconds for phase, seconds in phases.items()}
-        values["time/data_share"] = phases["data"] / max(sum(phases.values()), 1e-12)
-        values |= memory_metrics(self.env.device) | device_metrics(self.env.device)
+        values = memory_metrics(self.env.device) | device_metrics(self.env.device)
+        if timer is not None:
+            phases = timer.seconds
+            self.stragglers.observe(phases["data"] + phases["forward"])
+            values |= {f"time/{phase}_seconds": seconds for phase, seconds in phases.items()}
+            values["time/data_share"] = phases["data"] / max(sum(phases.values()), 1e-12)
         self.metrics.scalars(self.step, values)
         self.health = {  # for the progress line, which the Prefect progress artifact shows
-            "data_share": values["time/data_share"],
             "memory_mb": values.get("memory/cuda_allocated_mb", values["memory/cpu_rss_mb"]),
-        } | ({"gpu_util": values["gpu/utilization_percent"]} if "gpu/utilization_percent" in values else {})
+        } | {
+            name: values[key]
+            for name, key in (("data_share", "time/data_share"), ("gpu_util", "gpu/utilization_percent"))
+            if key in values
+        }
         events = [self.spikes.observe(self.step, self.last_train_loss)]
         if self.stragglers.due(self.step):
             report = self.stragglers.check(self.step)
