@@ -99,7 +99,7 @@ def worker(args: argparse.Namespace) -> None:
     torch.manual_seed(0)
     n_layer, n_head, d_model = MODEL_PRESETS[args.preset]
     model = GPT(ModelArgs(args.vocab_size, n_layer, n_head, d_model, args.seq_len))
-    for block in model.blocks:
+    for block in model.blocks.values():
         fully_shard(block)
     fully_shard(model)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4)

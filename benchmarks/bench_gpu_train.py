@@ -79,7 +79,7 @@ def measure_training(
     _sync(device)
     seconds = time.perf_counter() - started
     tokens_per_s = steps * shape.batch_size * shape.seq_len / seconds
-    non_embedding = model.num_params() - model.embed.weight.numel()
+    non_embedding = model.non_embedding_params()
     output = shape.vocab_size * d_model
     measured_peak = measure_peak_flops(
         device, dtype if dtype != torch.float16 or device.type == "cuda" else torch.float32

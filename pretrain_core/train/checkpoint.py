@@ -33,7 +33,7 @@ from torch.distributed.checkpoint.state_dict import (
 )
 
 from pretrain_core import storage
-from pretrain_core.train.dcp_format import INDEX, load_shards, save_shards
+from pretrain_core.train.dcp_format import INDEX, load_shards, save_shards, saved_tensors
 from pretrain_core.train.distributed import reshard
 from pretrain_core.train.model import GPT, ModelArgs
 
@@ -46,6 +46,7 @@ _EVALUATION = re.compile(r"step-(\d{8})\.json")
 STATE_DIR = "state"  # the DCP shards and their JSON index
 TRAIN_STATE = "train_state.json"  # optimizer parameter groups and the schedule
 FORMAT = "sharded-dcp"
+TIED_EMBEDDING, TIED_HEAD = "embed.weight", "lm_head.weight"  # one matrix, two names
 _GATHER = StateDictOptions(full_state_dict=True, cpu_offload=True)
 _SCATTER = StateDictOptions(full_state_dict=True)
 
@@ -346,6 +347,18 @@ def is_sharded(url: str) -> bool:
     return storage.exists(storage.join(url, STATE_DIR, INDEX))
 
 
+def _alias_tied_head(optimizer_state: dict[str, Any], state_url: str) -> bool:
+    """A pipeline's last stage keeps the optimizer state of the tied head under its own name; a checkpoint of an
+    unsplit run has it under the embedding's only (one matrix, one state). Read it from there (renamed in place;
+    True when it was)."""
+    if TIED_HEAD not in optimizer_state or TIED_EMBEDDING in optimizer_state:
+        return False
+    if any(name.startswith(f"optimizer.{TIED_HEAD}.") for name in saved_tensors(state_url)):
+        return False
+    optimizer_state[TIED_EMBEDDING] = optimizer_state.pop(TIED_HEAD)
+    return True
+
+
 def load_checkpoint(
     url: str,
     model: nn.Module,
@@ -360,7 +373,10 @@ def load_checkpoint(
     if not is_sharded(url):
         return _load_consolidated(url, model, optimizer, scheduler)
     tensors, _ = _sharded_state(model, optimizer)
+    tied_alias = _alias_tied_head(tensors["optimizer"], storage.join(url, STATE_DIR))
     load_shards(tensors, storage.join(url, STATE_DIR))
+    if tied_alias:
+        tensors["optimizer"][TIED_HEAD] = tensors["optimizer"].pop(TIED_EMBEDDING)
     train_state = storage.read_json(storage.join(url, TRAIN_STATE))
     set_model_state_dict(model, tensors["model"])
     optimizer_state = {"state": tensors["optimizer"], "param_groups": train_state["param_groups"]}

@@ -18,6 +18,7 @@ from pretrain_core.limits import (
     MAX_VOCAB,
 )
 from pretrain_core.train.compression import NEEDS_NCCL, GradientCompression
+from pretrain_core.train.layout import Layout, PipelineSchedule, pipeline_problems, stages_per_rank
 from pretrain_core.train.model_args import ModelArgs, Objective, PositionEncoding
 from pretrain_core.train.precision import Precision
 
@@ -252,6 +253,39 @@ class TrainConfig(StrictModel):
         description="Ranks each block's heads and MLP are split over (Megatron-style, DTensor); must divide the "
         "ranks and the heads. With more ranks than that, FSDP2 shards over the rest (a 2-D mesh).",
     )
+    pipeline_parallel: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Pipeline stages the blocks are split over (torch.distributed.pipelining); the first stage "
+        "holds the embedding, the last the head and the loss. With more ranks, tensor parallelism splits each "
+        "stage and FSDP2 shards over the rest (a pp x dp x tp mesh).",
+    )
+    pipeline_schedule: PipelineSchedule = Field(
+        default="1f1b",
+        description="gpipe (all forwards, then all backwards: most activation memory) | 1f1b (one forward, one "
+        "backward: activations of at most pipeline_parallel microbatches) | interleaved-1f1b (several stages per "
+        "rank, a smaller bubble) | zero-bubble (interleaved, weight gradients deferred into the bubble).",
+    )
+    pipeline_microbatches: int | None = Field(
+        default=None,
+        ge=1,
+        le=4096,
+        description="Microbatches each micro_batch_size batch is cut into for the pipeline; at least the number of "
+        "stages (fewer hang). Unset: the number of stages.",
+    )
+    pipeline_virtual_stages: int | None = Field(
+        default=None,
+        ge=1,
+        le=64,
+        description="interleaved-1f1b and zero-bubble: stages per rank (unset: 2); the others run one.",
+    )
+    pipeline_layers_per_stage: list[int] | None = Field(
+        default=None,
+        max_length=4096,
+        description="Blocks of each stage in order, e.g. [3, 5] (the last stage also computes the head and loss); "
+        "unset: as even as they go.",
+    )
     strategy: Literal["ddp", "fsdp"] = Field(
         default="ddp", description="Data parallel wrapper: DDP or FSDP2 fully_shard."
     )
@@ -281,20 +315,11 @@ class TrainConfig(StrictModel):
             raise ValueError(f"d_model {d_model} must split into {n_head} heads of even size (RoPE rotates pairs)")
         if not 0 <= self.betas[0] < 1 or not 0 <= self.betas[1] < 1:
             raise ValueError(f"betas {self.betas} must lie in [0, 1)")
-        ranks = self.nproc_per_node * self.nnodes
-        if self.tensor_parallel > 1:
-            if ranks % self.tensor_parallel:
-                raise ValueError(f"tensor_parallel {self.tensor_parallel} does not divide the {ranks} ranks")
-            if ranks > self.tensor_parallel and self.strategy != "fsdp":
-                raise ValueError("tensor parallelism with data parallelism needs strategy fsdp (a 2-D mesh)")
-            unsupported = [
-                name for name, on in (("dropout", self.dropout > 0), ("objective masked", self.objective == "masked"),
-                                      ("precision fp16", self.precision == "fp16")) if on
-            ]  # fmt: skip
-            if unsupported:
-                raise ValueError(f"tensor parallelism does not support {', '.join(unsupported)} yet")
-        if self.gradient_compression != "none" and (self.strategy != "ddp" or self.tensor_parallel > 1):
-            raise ValueError("gradient_compression is a DDP option: FSDP and tensor parallelism reduce their own way")
+        self._check_layout()
+        if self.gradient_compression != "none" and (self.strategy != "ddp" or self.model_parallel):
+            raise ValueError(
+                "gradient_compression is a DDP option: FSDP, tensor and pipeline parallelism reduce their own way"
+            )
         if self.gradient_compression in NEEDS_NCCL and self.backend == "gloo":
             raise ValueError(f"gradient_compression {self.gradient_compression} needs the nccl backend (GPUs)")
         if self.precision == "fp16" and self.strategy == "fsdp":
@@ -307,6 +332,42 @@ class TrainConfig(StrictModel):
                 "decays; warmup is usually 1-10%% of the run", self.warmup_steps, self.max_steps,
             )  # fmt: skip
         return self
+
+    def _check_layout(self) -> None:
+        """The parallel layout must fit the ranks and the model; one line names every problem."""
+        problems = self.layout.problems()
+        problems += pipeline_problems(
+            self.model_shape()[0], self.pipeline_parallel, self.pipeline_schedule, self.pipeline_virtual_stages,
+            self.microbatches, self.micro_batch_size, self.pipeline_layers_per_stage,
+        )  # fmt: skip
+        if problems:
+            raise ValueError("; ".join(problems))
+        if self.layout.dp > 1 and self.model_parallel and self.strategy != "fsdp":
+            raise ValueError("tensor or pipeline parallelism with data parallelism needs strategy fsdp (a mesh)")
+        for name, degree in (("tensor", self.tensor_parallel), ("pipeline", self.pipeline_parallel)):
+            unsupported = [
+                what for what, on in (("objective masked", self.objective == "masked"),
+                                      ("precision fp16", self.precision == "fp16"),
+                                      ("dropout", self.dropout > 0 and name == "tensor"),
+                                      ("compile", self.compile and name == "pipeline")) if on
+            ]  # fmt: skip
+            if degree > 1 and unsupported:
+                raise ValueError(f"{name} parallelism does not support {', '.join(unsupported)} yet")
+
+    @property
+    def layout(self) -> Layout:
+        return Layout(self.nproc_per_node * self.nnodes, pp=self.pipeline_parallel, tp=self.tensor_parallel)
+
+    @property
+    def model_parallel(self) -> bool:
+        """Whether the model itself is split (tensor or pipeline parallelism), not only replicated or sharded."""
+        return self.tensor_parallel > 1 or self.pipeline_parallel > 1
+
+    @property
+    def microbatches(self) -> int:
+        """Pipeline microbatches per micro-batch: as set, else one per stage."""
+        stages = self.pipeline_parallel * stages_per_rank(self.pipeline_schedule, self.pipeline_virtual_stages)
+        return self.pipeline_microbatches or stages
 
     def model_shape(self) -> tuple[int, int, int]:
         """(n_layer, n_head, d_model) after applying explicit values over the preset."""
@@ -335,8 +396,8 @@ class TrainConfig(StrictModel):
 
     @property
     def data_parallel_size(self) -> int:
-        """Replicas that read different batches: the ranks over the tensor-parallel groups (which share one)."""
-        return self.nproc_per_node * self.nnodes // self.tensor_parallel
+        """Replicas that read different batches: the ranks of a tensor-parallel group or a pipeline share one."""
+        return self.layout.dp
 
     @property
     def tokens_per_step(self) -> int:

@@ -167,6 +167,11 @@ def save_shards(
     return None
 
 
+def saved_tensors(url: str) -> set[str]:
+    """The flattened names of every tensor the checkpoint at ``url`` holds (``model.blocks.0.mlp.up.weight``...)."""
+    return set(storage.read_json(storage.join(url, INDEX))["tensors"])
+
+
 def load_shards(tensors: dict[str, Any], url: str, whole: bool = False) -> None:
     """Fill ``tensors`` in place from the checkpoint at ``url``: collective, each rank reading what its shards
     cover, or with ``whole`` this process alone reading full tensors (no process group needed)."""

@@ -18,41 +18,62 @@ from torch.nn.parallel import DistributedDataParallel
 
 from pretrain_core.train.compression import compress_gradients
 from pretrain_core.train.config import TrainConfig
+from pretrain_core.train.layout import MESH_DIMS, Layout
 from pretrain_core.train.model import GPT
 from pretrain_core.train.tensor_parallel import apply_tensor_parallel
 
 
 @dataclass(frozen=True)
 class DistEnv:
-    """This process's place: rank and device, and with tensor parallelism its (data, tensor) coordinates on a
-    2-D mesh, rank = dp_rank x tp_size + tp_rank: the ranks of a tensor-parallel group are neighbours and see the
-    same batch."""
+    """This process's place: rank and device, and when the model is split (tensor or pipeline parallelism) its
+    coordinates on the (pp, dp, cp, tp) device mesh, rank = ((pp_rank x dp + dp_rank) x cp + cp_rank) x tp +
+    tp_rank: the ranks of a tensor-parallel group are neighbours, and every rank of one pipeline, tensor and
+    context group reads the same batch."""
 
     rank: int
     local_rank: int
     world_size: int
     device: torch.device
-    tp_size: int = 1
-    mesh: DeviceMesh | None = None  # ("dp", "tp") when tensor-parallel
+    layout: Layout | None = None  # None: every rank holds the whole model
+    mesh: DeviceMesh | None = None  # MESH_DIMS, built from the layout
 
     @property
     def is_main(self) -> bool:
         return self.rank == 0
 
     @property
+    def tp_size(self) -> int:
+        return self.layout.tp if self.layout else 1
+
+    @property
+    def pp_size(self) -> int:
+        return self.layout.pp if self.layout else 1
+
+    @property
     def dp_size(self) -> int:
-        return self.world_size // self.tp_size
+        return self.layout.dp if self.layout else self.world_size
 
     @property
     def dp_rank(self) -> int:
-        return self.rank // self.tp_size
+        if self.layout is None:
+            return self.rank
+        return self.rank // (self.layout.cp * self.layout.tp) % self.layout.dp
+
+    @property
+    def pp_rank(self) -> int:
+        return self.rank // (self.world_size // self.pp_size)
+
+    @property
+    def loss_ranks(self) -> int:
+        """Ranks that compute the loss: all of them, or those holding the pipeline's last stage."""
+        return self.world_size // self.pp_size
 
 
-def init_distributed(backend: str, timeout_s: float = 1800.0, tensor_parallel: int = 1) -> DistEnv:
+def init_distributed(backend: str, timeout_s: float = 1800.0, layout: Layout | None = None) -> DistEnv:
     """Join the process group when launched by torchrun with WORLD_SIZE > 1; otherwise run single-process.
 
-    `auto` picks NCCL when CUDA is present (one GPU per local rank) and gloo on CPU. With ``tensor_parallel`` > 1
-    the ranks form a (data, tensor) device mesh.
+    `auto` picks NCCL when CUDA is present (one GPU per local rank) and gloo on CPU. A ``layout`` that splits the
+    model (tensor or pipeline parallelism) puts the ranks on a (pp, dp, cp, tp) device mesh.
     """
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
@@ -64,13 +85,12 @@ def init_distributed(backend: str, timeout_s: float = 1800.0, tensor_parallel: i
     if world_size > 1 and not dist.is_initialized():
         chosen = backend if backend != "auto" else ("nccl" if use_cuda else "gloo")
         dist.init_process_group(chosen, timeout=timedelta(seconds=timeout_s), device_id=device if use_cuda else None)
-    if tensor_parallel == 1:
+    if layout is None or (layout.tp == 1 and layout.pp == 1):
         return DistEnv(rank=rank, local_rank=local_rank, world_size=world_size, device=device)
-    if world_size % tensor_parallel:
-        raise ValueError(f"tensor_parallel {tensor_parallel} does not divide the {world_size} ranks")
-    shape = (world_size // tensor_parallel, tensor_parallel)
-    mesh = init_device_mesh(device.type, shape, mesh_dim_names=("dp", "tp"))
-    return DistEnv(rank, local_rank, world_size, device, tensor_parallel, mesh)
+    if layout.world_size != world_size or layout.problems():
+        raise ValueError(f"layout {layout} does not fit the {world_size} ranks torchrun started")
+    mesh = init_device_mesh(device.type, layout.mesh_shape, mesh_dim_names=MESH_DIMS)
+    return DistEnv(rank, local_rank, world_size, device, layout, mesh)
 
 
 def cleanup_distributed() -> None:
@@ -84,22 +104,30 @@ def wrap_model(model: GPT, config: TrainConfig, env: DistEnv) -> nn.Module:
     tensor-parallel group first, then FSDP2 shards over the data-parallel dimension of the mesh (2-D), when there
     is one."""
     if env.mesh is not None:
-        apply_tensor_parallel(model, env.mesh["tp"])
-        if env.dp_size > 1:
-            for block in model.blocks:
-                fully_shard(block, mesh=env.mesh["dp"])
-            fully_shard(model, mesh=env.mesh["dp"])
+        shard_on_mesh(model, env)
         return model
     if env.world_size == 1:
         return model
     if config.strategy == "fsdp":
-        for block in model.blocks:
+        for block in model.blocks.values():
             fully_shard(block)
         fully_shard(model)
         return model
     replicated = DistributedDataParallel(model, device_ids=[env.local_rank] if env.device.type == "cuda" else None)
     compress_gradients(replicated, config.gradient_compression, config.powersgd_rank, config.powersgd_start_step)
     return replicated
+
+
+def shard_on_mesh(model: GPT, env: DistEnv) -> None:
+    """Split ``model`` (the whole model or a pipeline stage) over the tensor-parallel group, then shard it with
+    FSDP2 over the data-parallel replicas, when there are several."""
+    assert env.mesh is not None
+    if env.tp_size > 1:
+        apply_tensor_parallel(model, env.mesh["tp"])
+    if env.dp_size > 1:
+        for block in model.blocks.values():
+            fully_shard(block, mesh=env.mesh["dp"])
+        fully_shard(model, mesh=env.mesh["dp"])
 
 
 def reshard(model: nn.Module) -> None:
@@ -123,28 +151,36 @@ def gradient_sync(model: nn.Module, enabled: bool) -> Iterator[None]:
         yield
 
 
-def clip_grad_norm(model: nn.Module, max_norm: float) -> float:
+def clip_grad_norm(
+    model: nn.Module, max_norm: float, group: dist.ProcessGroup | None = None, uncounted: frozenset[int] = frozenset()
+) -> float:
     """Global gradient L2 norm before clipping (DTensor-aware); max_norm 0 measures without clipping.
 
-    FSDP's gradients are all DTensors on one mesh and plain DDP's all tensors: torch's fused clip handles either.
+    FSDP's gradients are all DTensors on one mesh and plain DDP's all tensors: torch's fused norm handles either.
     Tensor parallelism mixes them (sharded blocks, replicated embeddings and norms; on a 2-D mesh, DTensors of two
     meshes), which torch's foreach kernels refuse, so then each gradient's norm is taken on its own (a sharded one
-    summed over its group) and the sum clipped."""
-    grads = [p.grad for p in model.parameters() if p.grad is not None]
+    summed over its group). Under pipeline parallelism each rank holds some layers: the squares are summed over
+    the pipeline ``group``, and the ``uncounted`` parameters (by id: a second copy of a tied weight) left out."""
+    params = [p for p in model.parameters() if p.grad is not None]
+    grads = [p.grad for p in params if id(p) not in uncounted and p.grad is not None]
     layouts = {g.device_mesh if isinstance(g, DTensor) else None for g in grads}  # None: a plain tensor
-    if len(layouts) < 2:
-        norm = torch.nn.utils.clip_grad_norm_(
-            [p for p in model.parameters() if p.grad is not None], max_norm if max_norm > 0 else float("inf")
-        )
-        return float(norm.full_tensor() if isinstance(norm, DTensor) else norm)
-    squares = []
-    for grad in grads:
-        norm = torch.linalg.vector_norm(grad)
-        squares.append(float(norm.full_tensor() if isinstance(norm, DTensor) else norm) ** 2)
-    total = float(sum(squares)) ** 0.5
-    if max_norm > 0 and total > max_norm:
+    if len(layouts) < 2 and grads:
+        norm = torch.nn.utils.get_total_norm(grads)
+        square = float(norm.full_tensor() if isinstance(norm, DTensor) else norm) ** 2
+    else:
+        square = 0.0
         for grad in grads:
-            grad.mul_(max_norm / (total + 1e-6))
+            norm = torch.linalg.vector_norm(grad)
+            square += float(norm.full_tensor() if isinstance(norm, DTensor) else norm) ** 2
+    if group is not None:
+        summed = torch.tensor([square], dtype=torch.float64, device=params[0].device if params else None)
+        dist.all_reduce(summed, group=group)
+        square = float(summed)
+    total = square**0.5
+    if max_norm > 0 and total > max_norm:
+        for param in params:
+            assert param.grad is not None
+            param.grad.mul_(max_norm / (total + 1e-6))
     return total
 
 

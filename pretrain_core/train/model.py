@@ -156,11 +156,12 @@ class GPT(nn.Module):
             raise ValueError(f"d_model {args.d_model} must split into {args.n_head} heads of even size")
         self.args = args
         self.activation_checkpointing = False  # recompute each block's activations in backward instead of storing
-        self.embed = nn.Embedding(args.vocab_size, args.d_model)
+        self.embed: nn.Embedding | None = nn.Embedding(args.vocab_size, args.d_model)
         self.drop = nn.Dropout(args.dropout)
-        self.blocks = nn.ModuleList(Block(args) for _ in range(args.n_layer))
-        self.norm = nn.RMSNorm(args.d_model, eps=args.norm_eps)
-        self.lm_head = nn.Linear(args.d_model, args.vocab_size, bias=False)
+        # keyed by layer number ("0", "1", ...): a pipeline stage keeps its blocks' names (`pipeline.model_part`)
+        self.blocks = nn.ModuleDict({str(layer): Block(args) for layer in range(args.n_layer)})
+        self.norm: nn.RMSNorm | None = nn.RMSNorm(args.d_model, eps=args.norm_eps)
+        self.lm_head: nn.Linear | None = nn.Linear(args.d_model, args.vocab_size, bias=False)
         self.lm_head.weight = self.embed.weight  # tied: one (V, C) matrix reads and writes tokens
         self.pos_embed = nn.Embedding(args.max_seq_len, args.d_model) if args.position_encoding == "learned" else None
         if args.position_encoding == "rope":
@@ -188,31 +189,46 @@ class GPT(nn.Module):
         """Parameter count; the tied embedding is counted once."""
         return sum(p.numel() for p in self.parameters())
 
+    def non_embedding_params(self) -> int:
+        """Parameters outside the (tied) token embedding: what the FLOPs per token count (Kaplan et al.)."""
+        return self.num_params() - self.args.vocab_size * self.args.d_model
+
     def forward(self, idx: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
         """Token ids (B, T) → next-token logits (B, T, V). With a cache, the ids follow the ``cache.length``
-        positions it holds (generation: the prompt once, then one token at a time), and their keys join it."""
+        positions it holds (generation: the prompt once, then one token at a time), and their keys join it.
+
+        A pipeline stage without the embedding takes hidden states (B, T, C) instead of ids, and one without the
+        head returns them."""
         t = idx.shape[1]
         start = cache.length if cache is not None else 0
         if start + t > self.args.max_seq_len:
             raise ValueError(f"sequence of {start + t} tokens exceeds max_seq_len {self.args.max_seq_len}")
-        x = self.embed(idx)  # (B, T, C)
-        if self.pos_embed is not None:
-            x = x + self.pos_embed.weight[start : start + t]
-        elif self.args.position_encoding == "sinusoidal":
-            x = x + self.sinusoids[start : start + t].to(x.dtype)
-        x = self.drop(x)
+        x = self.embed_tokens(idx, start) if self.embed is not None else idx  # (B, T, C)
         rope = (self.rope_cos, self.rope_sin) if self.args.position_encoding == "rope" else None
         bias = None
         if self.args.position_encoding == "alibi":
             bias = alibi_bias(self.alibi_slopes, t, self.args.causal, start)
-        for layer, block in enumerate(self.blocks):
+        for layer, block in self.blocks.items():
             if self.activation_checkpointing and self.training and torch.is_grad_enabled():
                 x = checkpoint(block, x, rope, bias, use_reentrant=False)
             else:
-                x = block(x, rope, bias, cache, layer)
+                x = block(x, rope, bias, cache, int(layer))
         if cache is not None:
             cache.advance(t)
+        if self.lm_head is None or self.norm is None:
+            return x
         return self.lm_head(self.norm(x))  # (B, T, V)
+
+    def embed_tokens(self, idx: torch.Tensor, start: int = 0) -> torch.Tensor:
+        """Token ids (B, T) at positions start.. → the blocks' input (B, T, C), absolute positions added."""
+        assert self.embed is not None
+        t = idx.shape[1]
+        x = self.embed(idx)
+        if self.pos_embed is not None:
+            x = x + self.pos_embed.weight[start : start + t]
+        elif self.args.position_encoding == "sinusoidal":
+            x = x + self.sinusoids[start : start + t].to(x.dtype)
+        return self.drop(x)
 
     def new_cache(self) -> KVCache:
         """An empty key/value cache the size of this model's window."""

@@ -13,7 +13,9 @@ def parameter_groups(model: nn.Module, weight_decay: float) -> list[dict[str, ob
 
     Decaying the embedding shrinks rare tokens' vectors toward zero just because they get few gradient updates.
     """
-    embedding_ids = {id(m.weight) for m in model.modules() if isinstance(m, nn.Embedding)}
+    embedding_ids = {  # the output head is the embedding, tied: a pipeline's last stage holds it alone
+        id(m.weight) for name, m in model.named_modules() if isinstance(m, nn.Embedding) or name == "lm_head"
+    }
     decay: list[nn.Parameter] = []
     no_decay: list[nn.Parameter] = []
     for param in model.parameters():

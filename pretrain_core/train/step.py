@@ -15,6 +15,7 @@ from torch import nn
 from pretrain_core.train.distributed import DistEnv, all_reduce_sum, clip_grad_norm, gradient_sync
 from pretrain_core.train.model import cross_entropy
 from pretrain_core.train.objective import IGNORE, Masking, held_out_generator
+from pretrain_core.train.pipeline import Pipeline
 from pretrain_core.train.precision import Precision
 
 PHASES = ("data", "forward", "backward", "optimizer")
@@ -71,10 +72,12 @@ def train_step(
     scaler: torch.amp.GradScaler | None = None,
     masking: Masking | None = None,
     timer: PhaseTimer | None = None,
+    pipeline: Pipeline | None = None,
 ) -> StepResult:
     """Accumulate gradients over micro-batches (all-reducing only on the last), clip, update. With ``masking``
     (the masked objective) each micro-batch's inputs are masked and the loss counts the hidden tokens only; with
-    ``timer`` each phase is timed."""
+    ``timer`` each phase is timed. With a ``pipeline`` its schedule runs each micro-batch (forward and backward
+    interleaved, timed as forward) and the loss is the last stage's (0 on the other ranks)."""
     lap = timer.lap if timer is not None else lambda phase: None
     total = 0.0
     for micro in range(grad_accum_steps):
@@ -82,6 +85,10 @@ def train_step(
         if masking is not None:
             inputs, targets = masking.apply(inputs)
         lap("data")
+        if pipeline is not None:
+            total += pipeline.forward_backward(inputs, targets, grad_accum_steps)
+            lap("forward")
+            continue
         with gradient_sync(model, enabled=micro == grad_accum_steps - 1):
             with autocast(precision, device):
                 loss = cross_entropy(model(inputs), targets) / grad_accum_steps
@@ -89,8 +96,10 @@ def train_step(
             (scaler.scale(loss) if scaler is not None else loss).backward()
         total += loss.item()
         lap("backward")
+    if pipeline is not None:
+        pipeline.sync_tied_gradients()
     if scaler is None:
-        grad_norm = clip_grad_norm(model, grad_clip)
+        grad_norm = pipeline.clip_grad_norm(grad_clip) if pipeline else clip_grad_norm(model, grad_clip)
         skipped = not math.isfinite(grad_norm)  # a nan/inf gradient would poison every weight it touches
         if not skipped:
             optimizer.step()
@@ -116,24 +125,35 @@ def validation_loss(
     precision: Precision,
     env: DistEnv,
     masking: Masking | None = None,
+    pipeline: Pipeline | None = None,
 ) -> float | None:
     """Mean next-token loss over a fixed, evenly spaced subset of the validation sequences (so every shard and
     domain is represented), split evenly over ranks: every rank runs the same number of forward passes, which
-    FSDP's collectives require. None when there is no validation data."""
-    n = min(len(sequences), batch_size * max_batches * env.dp_size) // env.dp_size * env.dp_size
+    FSDP's collectives require. A ``pipeline`` runs whole batches only (its stages expect the training shapes)
+    and counts the loss on its last stage. None when there is no validation data."""
+    unit = env.dp_size * (batch_size if pipeline else 1)
+    n = min(len(sequences), batch_size * max_batches * env.dp_size) // unit * unit
     rows = np.linspace(0, len(sequences) - 1, n).round().astype(np.int64)[env.dp_rank :: env.dp_size]
     total = count = 0.0
     generator = held_out_generator(env.device)
     model.eval()
+    if pipeline is not None:
+        pipeline.set_training(False)
     for start in range(0, len(rows), batch_size):
         batch = torch.from_numpy(sequences[rows[start : start + batch_size]].astype(np.int64)).to(env.device)
         inputs, targets = batch[:, :-1], batch[:, 1:]
         if masking is not None:
             inputs, targets = masking.apply(inputs, generator)
         with autocast(precision, env.device):
+            if pipeline is not None:
+                total += pipeline.loss_sum(inputs, targets)
+                count += targets.numel() if pipeline.last else 0
+                continue
             logits = model(inputs)
         total += float(cross_entropy(logits, targets, reduction="sum"))  # IGNORE targets add nothing
         count += int((targets != IGNORE).sum())
     model.train()
+    if pipeline is not None:
+        pipeline.set_training(True)
     total, count = all_reduce_sum([total, count], env)
     return total / count if count else None

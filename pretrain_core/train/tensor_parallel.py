@@ -29,5 +29,5 @@ def apply_tensor_parallel(model: GPT, tp_mesh: DeviceMesh) -> None:
     size = tp_mesh.size()
     if model.args.n_head % size:
         raise ValueError(f"{model.args.n_head} attention heads do not split over {size} tensor-parallel ranks")
-    for block in model.blocks:
+    for block in model.blocks.values():
         parallelize_module(block, tp_mesh, BLOCK_PLAN)

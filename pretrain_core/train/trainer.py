@@ -53,6 +53,7 @@ from pretrain_core.train.metrics import MetricsLogger
 from pretrain_core.train.model import GPT
 from pretrain_core.train.objective import masking_of
 from pretrain_core.train.optim import build_optimizer
+from pretrain_core.train.pipeline import build_pipeline
 from pretrain_core.train.preemption import stop_on_sigterm
 from pretrain_core.train.schedule import build_scheduler
 from pretrain_core.train.step import (
@@ -87,7 +88,7 @@ def train(
     """
     torch.set_num_threads(config.num_threads)
     keep_freed_memory()
-    env = init_distributed(config.backend, tensor_parallel=config.tensor_parallel)
+    env = init_distributed(config.backend, layout=config.layout)
     try:
         with stop_on_sigterm(stop or threading.Event()) as stop_event:
             return Trainer(config, env, on_checkpoint).fit(stop_event)
@@ -109,7 +110,8 @@ class Trainer:
         self.masking = masking_of(self.model.args, config.mask_rate)
         if config.compile:
             compile_in_place(self.model, config, env)
-        self.wrapped = wrap_model(self.model, config, env)
+        self.pipeline = build_pipeline(self.model, config, env) if config.pipeline_parallel > 1 else None
+        self.wrapped = self.pipeline.rank_model if self.pipeline else wrap_model(self.model, config, env)
         self.optimizer = build_optimizer(self.wrapped, config)
         self.scheduler = build_scheduler(
             self.optimizer, config.warmup_steps, config.max_steps, config.min_lr_ratio, config.lr_schedule
@@ -145,7 +147,7 @@ class Trainer:
         self.tokens_per_step = config.seq_len * config.micro_batch_size * config.grad_accum_steps * env.dp_size
         self.metrics = MetricsLogger(config.output_url, env.is_main, self.step if self.resumed_from else None)
         n_layer, _, d_model = config.model_shape()
-        non_embedding = self.model.num_params() - self.model.embed.weight.numel()
+        non_embedding = self.model.non_embedding_params()
         output = self.model.args.vocab_size * d_model  # the output projection's matmul, tied or not (as nanoGPT)
         self.flops_per_token = flops_per_token(non_embedding, n_layer, config.seq_len, d_model, output)
         self._peak_flops = config.peak_flops_per_device
@@ -171,6 +173,7 @@ class Trainer:
                 stepped = train_step(
                     self.wrapped, self.optimizer, self.scheduler, self.batches, config.grad_accum_steps,
                     config.grad_clip, config.precision, self.env.device, self.scaler, self.masking, timer,
+                    self.pipeline,
                 )  # fmt: skip
                 loss, grad_norm = stepped.loss, stepped.grad_norm
                 if self._skipped(stepped):
@@ -181,7 +184,8 @@ class Trainer:
                 train_seconds += time.perf_counter() - started
                 self.step += 1
                 self.tokens_seen += self.tokens_per_step
-                result.losses[self.step] = self.last_train_loss = loss_sum / self.env.world_size  # tp ranks agree
+                # the ranks of a tensor-parallel group agree; under a pipeline only the last stage's have a loss
+                result.losses[self.step] = self.last_train_loss = loss_sum / self.env.loss_ranks
                 self.metrics.scalars(self.step, {"train/loss": self.last_train_loss})
                 self.observe_health(timer)
                 last = self.step == config.max_steps
@@ -226,7 +230,7 @@ class Trainer:
         saved_batch = 1
         for key in ("seq_len", "micro_batch_size", "grad_accum_steps", "nproc_per_node", "nnodes"):
             saved_batch *= int(saved.get(key, 1))
-        saved_batch //= int(saved.get("tensor_parallel", 1))
+        saved_batch //= int(saved.get("tensor_parallel", 1)) * int(saved.get("pipeline_parallel", 1))
         changes = []
         if saved_batch != config.tokens_per_step:
             changes.append(f"the global batch went from {saved_batch:,} to {config.tokens_per_step:,} tokens per step")
@@ -305,6 +309,10 @@ class Trainer:
         """Rank 0 compares autograd with finite differences on a float64 copy. Sharded weights (FSDP, tensor
         parallelism) are first gathered whole onto rank 0, a collective every rank joins: the check covers the
         model's ops; that sharded training computes what one process does is held by the distributed tests."""
+        if self.pipeline is not None:
+            if self.env.is_main and self.step == self.config.grad_check_every:
+                log.info("gradient checks skipped: under pipeline parallelism no rank holds the whole model")
+            return
         sharded = self.config.strategy == "fsdp" or self.env.mesh is not None
         model = unsharded_copy(self.wrapped, self.model.args) if sharded else self.model
         if not self.env.is_main or model is None:
@@ -397,9 +405,11 @@ class Trainer:
         config = self.config
         loss = validation_loss(
             self.wrapped, self.val_rows, config.micro_batch_size, config.eval_batches, config.precision, self.env,
-            self.masking,
+            self.masking, self.pipeline,
         )  # fmt: skip
         reshard(self.wrapped)  # FSDP2 keeps the root's weights gathered after a forward with no backward
+        if self.pipeline is not None:
+            self.pipeline.reshard()
         if loss is not None:
             self.last_validation_loss = loss
             self.metrics.scalars(self.step, {"val/loss": loss, "val/perplexity": math.exp(loss)})
