@@ -253,6 +253,14 @@ class TrainConfig(StrictModel):
         description="Ranks each block's heads and MLP are split over (Megatron-style, DTensor); must divide the "
         "ranks and the heads. With more ranks than that, FSDP2 shards over the rest (a 2-D mesh).",
     )
+    context_parallel: int = Field(
+        default=1,
+        ge=1,
+        le=64,
+        description="Ranks each sequence is sharded over along time (each a head and a tail chunk, so causal "
+        "attention work is even); attention gathers the group's keys and values. For sequences whose activations "
+        "do not fit one GPU. seq_len must cut into 2 x this many chunks; the ranks of a group read the same batch.",
+    )
     pipeline_parallel: int = Field(
         default=1,
         ge=1,
@@ -335,7 +343,7 @@ class TrainConfig(StrictModel):
 
     def _check_layout(self) -> None:
         """The parallel layout must fit the ranks and the model; one line names every problem."""
-        problems = self.layout.problems()
+        problems = self.layout.problems(self.seq_len)
         problems += pipeline_problems(
             self.model_shape()[0], self.pipeline_parallel, self.pipeline_schedule, self.pipeline_virtual_stages,
             self.microbatches, self.micro_batch_size, self.pipeline_layers_per_stage,
@@ -344,11 +352,13 @@ class TrainConfig(StrictModel):
             raise ValueError("; ".join(problems))
         if self.layout.dp > 1 and self.model_parallel and self.strategy != "fsdp":
             raise ValueError("tensor or pipeline parallelism with data parallelism needs strategy fsdp (a mesh)")
-        for name, degree in (("tensor", self.tensor_parallel), ("pipeline", self.pipeline_parallel)):
+        kinds = (("tensor", self.tensor_parallel), ("pipeline", self.pipeline_parallel),
+                 ("context", self.context_parallel))  # fmt: skip
+        for name, degree in kinds:
             unsupported = [
                 what for what, on in (("objective masked", self.objective == "masked"),
-                                      ("precision fp16", self.precision == "fp16"),
-                                      ("dropout", self.dropout > 0 and name == "tensor"),
+                                      ("precision fp16", self.precision == "fp16" and name != "context"),
+                                      ("dropout", self.dropout > 0 and name != "pipeline"),
                                       ("compile", self.compile and name == "pipeline")) if on
             ]  # fmt: skip
             if degree > 1 and unsupported:
@@ -356,7 +366,8 @@ class TrainConfig(StrictModel):
 
     @property
     def layout(self) -> Layout:
-        return Layout(self.nproc_per_node * self.nnodes, pp=self.pipeline_parallel, tp=self.tensor_parallel)
+        ranks = self.nproc_per_node * self.nnodes
+        return Layout(ranks, pp=self.pipeline_parallel, cp=self.context_parallel, tp=self.tensor_parallel)
 
     @property
     def model_parallel(self) -> bool:

@@ -60,6 +60,14 @@ class DistEnv:
         return self.rank // (self.layout.cp * self.layout.tp) % self.layout.dp
 
     @property
+    def cp_size(self) -> int:
+        return self.layout.cp if self.layout else 1
+
+    @property
+    def cp_rank(self) -> int:
+        return self.rank // self.tp_size % self.cp_size
+
+    @property
     def pp_rank(self) -> int:
         return self.rank // (self.world_size // self.pp_size)
 
@@ -72,8 +80,8 @@ class DistEnv:
 def init_distributed(backend: str, timeout_s: float = 1800.0, layout: Layout | None = None) -> DistEnv:
     """Join the process group when launched by torchrun with WORLD_SIZE > 1; otherwise run single-process.
 
-    `auto` picks NCCL when CUDA is present (one GPU per local rank) and gloo on CPU. A ``layout`` that splits the
-    model (tensor or pipeline parallelism) puts the ranks on a (pp, dp, cp, tp) device mesh.
+    `auto` picks NCCL when CUDA is present (one GPU per local rank) and gloo on CPU. A ``layout`` with more than
+    data parallelism puts the ranks on a (pp, dp, cp, tp) device mesh.
     """
     world_size = int(os.environ.get("WORLD_SIZE", "1"))
     rank = int(os.environ.get("RANK", "0"))
@@ -85,7 +93,7 @@ def init_distributed(backend: str, timeout_s: float = 1800.0, layout: Layout | N
     if world_size > 1 and not dist.is_initialized():
         chosen = backend if backend != "auto" else ("nccl" if use_cuda else "gloo")
         dist.init_process_group(chosen, timeout=timedelta(seconds=timeout_s), device_id=device if use_cuda else None)
-    if layout is None or (layout.tp == 1 and layout.pp == 1):
+    if layout is None or layout.world_size == layout.dp:
         return DistEnv(rank=rank, local_rank=local_rank, world_size=world_size, device=device)
     if layout.world_size != world_size or layout.problems():
         raise ValueError(f"layout {layout} does not fit the {world_size} ranks torchrun started")
@@ -100,10 +108,11 @@ def cleanup_distributed() -> None:
 
 def wrap_model(model: GPT, config: TrainConfig, env: DistEnv) -> nn.Module:
     """DDP replicates the model (its gradient all-reduce compressed as configured); FSDP2 shards each block (then
-    the root: embeddings, final norm) across ranks. With tensor parallelism the blocks are split over each
+    the root: embeddings, final norm) across ranks; either averages gradients over every rank, context-parallel
+    ones included (each holds a mean over as many tokens). With tensor parallelism the blocks are split over each
     tensor-parallel group first, then FSDP2 shards over the data-parallel dimension of the mesh (2-D), when there
     is one."""
-    if env.mesh is not None:
+    if env.tp_size > 1 or env.pp_size > 1:
         shard_on_mesh(model, env)
         return model
     if env.world_size == 1:

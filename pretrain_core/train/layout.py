@@ -36,15 +36,20 @@ class Layout:
     def mesh_shape(self) -> tuple[int, int, int, int]:
         return (self.pp, self.dp, self.cp, self.tp)
 
-    def problems(self) -> list[str]:
-        """Why this layout cannot run on its world size (empty: it can)."""
+    def problems(self, seq_len: int | None = None) -> list[str]:
+        """Why this layout cannot run on its world size (and sequences of ``seq_len``) (empty: it can)."""
         product = self.pp * self.cp * self.tp
+        problems = []
         if self.world_size % product:
-            return [
+            problems.append(
                 f"pipeline_parallel {self.pp} x context_parallel {self.cp} x tensor_parallel {self.tp} = {product} "
                 f"does not divide the {self.world_size} ranks"
-            ]
-        return []
+            )
+        if self.cp > 1 and (self.pp > 1 or self.tp > 1):
+            problems.append("context_parallel combines with data parallelism only, not yet with pipeline or tensor")
+        if self.cp > 1 and seq_len is not None and seq_len % (2 * self.cp):
+            problems.append(f"seq_len {seq_len} does not cut into 2 x context_parallel {self.cp} equal chunks")
+        return problems
 
 
 def stages_per_rank(schedule: PipelineSchedule, virtual_stages: int | None) -> int:

@@ -17,6 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
+from pretrain_core.train.context_parallel import SequenceShard, sharded_attention
 from pretrain_core.train.kv_cache import KVCache
 from pretrain_core.train.model_args import ModelArgs
 
@@ -30,10 +31,14 @@ def rope_tables(head_dim: int, max_seq_len: int, base: float) -> tuple[torch.Ten
     return angles.cos(), angles.sin()
 
 
-def apply_rope(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, start: int = 0) -> torch.Tensor:
-    """Rotate (B, H, T, D) at positions start..start+T-1; pairs are the two halves of D (GPT-NeoX layout)."""
+def apply_rope(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, start: int = 0, positions: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Rotate (B, H, T, D) at positions start..start+T-1 (or at the given ``positions``, a context-parallel
+    shard's); pairs are the two halves of D (GPT-NeoX layout)."""
     t = x.shape[-2]
-    cos, sin = cos[start : start + t].to(x.dtype), sin[start : start + t].to(x.dtype)  # (T, D/2)
+    at = positions if positions is not None else slice(start, start + t)
+    cos, sin = cos[at].to(x.dtype), sin[at].to(x.dtype)  # (T, D/2)
     x1, x2 = x.chunk(2, dim=-1)  # (B, H, T, D/2) each
     return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
 
@@ -89,13 +94,19 @@ class CausalSelfAttention(nn.Module):
         bias: torch.Tensor | None,
         cache: KVCache | None = None,
         layer: int = 0,
+        shard: SequenceShard | None = None,
     ) -> torch.Tensor:
+        """With a context-parallel ``shard``, ``x`` is this rank's tokens and ``bias`` ALiBi's slopes (H,), if any."""
         b, t, _ = x.shape
         start = cache.length if cache is not None else 0
         # (B, T, C) → (B, H, T, D); under tensor parallelism H is this rank's share of the heads
         q, k, v = (proj(x).view(b, t, -1, self.head_dim).transpose(1, 2) for proj in (self.q, self.k, self.v))
+        positions = shard.positions if shard is not None else None
         if rope is not None:
-            q, k = apply_rope(q, *rope, start), apply_rope(k, *rope, start)
+            q, k = apply_rope(q, *rope, start, positions), apply_rope(k, *rope, start, positions)
+        if shard is not None:
+            y = sharded_attention(q, k, v, shard, self.causal, bias)
+            return self.proj(y.transpose(1, 2).reshape(b, t, -1))
         if cache is not None:
             k, v = cache.update(layer, k, v)  # (B, H, start + T, D)
         p = self.dropout if self.training else 0.0
@@ -138,8 +149,9 @@ class Block(nn.Module):
         bias: torch.Tensor | None,
         cache: KVCache | None = None,
         layer: int = 0,
+        shard: SequenceShard | None = None,
     ) -> torch.Tensor:
-        x = x + self.drop(self.attn(self.attn_norm(x), rope, bias, cache, layer))
+        x = x + self.drop(self.attn(self.attn_norm(x), rope, bias, cache, layer, shard))
         return x + self.drop(self.mlp(self.mlp_norm(x)))
 
 
@@ -193,41 +205,47 @@ class GPT(nn.Module):
         """Parameters outside the (tied) token embedding: what the FLOPs per token count (Kaplan et al.)."""
         return self.num_params() - self.args.vocab_size * self.args.d_model
 
-    def forward(self, idx: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
+    def forward(
+        self, idx: torch.Tensor, cache: KVCache | None = None, shard: SequenceShard | None = None
+    ) -> torch.Tensor:
         """Token ids (B, T) → next-token logits (B, T, V). With a cache, the ids follow the ``cache.length``
         positions it holds (generation: the prompt once, then one token at a time), and their keys join it.
 
         A pipeline stage without the embedding takes hidden states (B, T, C) instead of ids, and one without the
-        head returns them."""
+        head returns them. Under context parallelism, ``idx`` is the ``shard``'s tokens of each sequence."""
         t = idx.shape[1]
         start = cache.length if cache is not None else 0
-        if start + t > self.args.max_seq_len:
-            raise ValueError(f"sequence of {start + t} tokens exceeds max_seq_len {self.args.max_seq_len}")
-        x = self.embed_tokens(idx, start) if self.embed is not None else idx  # (B, T, C)
+        length = start + t if shard is None else shard.group_positions.numel()
+        if length > self.args.max_seq_len:
+            raise ValueError(f"sequence of {length} tokens exceeds max_seq_len {self.args.max_seq_len}")
+        positions = shard.positions if shard is not None else None
+        x = self.embed_tokens(idx, start, positions) if self.embed is not None else idx  # (B, T, C)
         rope = (self.rope_cos, self.rope_sin) if self.args.position_encoding == "rope" else None
         bias = None
-        if self.args.position_encoding == "alibi":
-            bias = alibi_bias(self.alibi_slopes, t, self.args.causal, start)
+        if self.args.position_encoding == "alibi":  # a shard's attention takes the slopes, its keys are elsewhere
+            bias = self.alibi_slopes if shard is not None else alibi_bias(self.alibi_slopes, t, self.args.causal, start)
         for layer, block in self.blocks.items():
             if self.activation_checkpointing and self.training and torch.is_grad_enabled():
-                x = checkpoint(block, x, rope, bias, use_reentrant=False)
+                x = checkpoint(block, x, rope, bias, None, 0, shard, use_reentrant=False)
             else:
-                x = block(x, rope, bias, cache, int(layer))
+                x = block(x, rope, bias, cache, int(layer), shard)
         if cache is not None:
             cache.advance(t)
         if self.lm_head is None or self.norm is None:
             return x
         return self.lm_head(self.norm(x))  # (B, T, V)
 
-    def embed_tokens(self, idx: torch.Tensor, start: int = 0) -> torch.Tensor:
-        """Token ids (B, T) at positions start.. → the blocks' input (B, T, C), absolute positions added."""
+    def embed_tokens(self, idx: torch.Tensor, start: int = 0, positions: torch.Tensor | None = None) -> torch.Tensor:
+        """Token ids (B, T) at positions start.. (or ``positions``) → the blocks' input (B, T, C), absolute
+        positions added."""
         assert self.embed is not None
         t = idx.shape[1]
+        at = positions if positions is not None else slice(start, start + t)
         x = self.embed(idx)
         if self.pos_embed is not None:
-            x = x + self.pos_embed.weight[start : start + t]
+            x = x + self.pos_embed.weight[at]
         elif self.args.position_encoding == "sinusoidal":
-            x = x + self.sinusoids[start : start + t].to(x.dtype)
+            x = x + self.sinusoids[at].to(x.dtype)
         return self.drop(x)
 
     def new_cache(self) -> KVCache:

@@ -12,6 +12,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from pretrain_core.train.context_parallel import SequenceShard
 from pretrain_core.train.distributed import DistEnv, all_reduce_sum, clip_grad_norm, gradient_sync
 from pretrain_core.train.model import cross_entropy
 from pretrain_core.train.objective import IGNORE, Masking, held_out_generator
@@ -73,17 +74,21 @@ def train_step(
     masking: Masking | None = None,
     timer: PhaseTimer | None = None,
     pipeline: Pipeline | None = None,
+    shard: SequenceShard | None = None,
 ) -> StepResult:
     """Accumulate gradients over micro-batches (all-reducing only on the last), clip, update. With ``masking``
     (the masked objective) each micro-batch's inputs are masked and the loss counts the hidden tokens only; with
     ``timer`` each phase is timed. With a ``pipeline`` its schedule runs each micro-batch (forward and backward
-    interleaved, timed as forward) and the loss is the last stage's (0 on the other ranks)."""
+    interleaved, timed as forward) and the loss is the last stage's (0 on the other ranks). With a context-parallel
+    ``shard`` the model sees this rank's tokens of each sequence, and the loss is their mean."""
     lap = timer.lap if timer is not None else lambda phase: None
     total = 0.0
     for micro in range(grad_accum_steps):
         inputs, targets = (t.to(device, non_blocking=True) for t in next(batches))
         if masking is not None:
             inputs, targets = masking.apply(inputs)
+        if shard is not None:
+            inputs, targets = shard.take(inputs), shard.take(targets)
         lap("data")
         if pipeline is not None:
             total += pipeline.forward_backward(inputs, targets, grad_accum_steps)
@@ -91,7 +96,7 @@ def train_step(
             continue
         with gradient_sync(model, enabled=micro == grad_accum_steps - 1):
             with autocast(precision, device):
-                loss = cross_entropy(model(inputs), targets) / grad_accum_steps
+                loss = cross_entropy(model(inputs, shard=shard), targets) / grad_accum_steps
             lap("forward")
             (scaler.scale(loss) if scaler is not None else loss).backward()
         total += loss.item()
@@ -126,6 +131,7 @@ def validation_loss(
     env: DistEnv,
     masking: Masking | None = None,
     pipeline: Pipeline | None = None,
+    shard: SequenceShard | None = None,
 ) -> float | None:
     """Mean next-token loss over a fixed, evenly spaced subset of the validation sequences (so every shard and
     domain is represented), split evenly over ranks: every rank runs the same number of forward passes, which
@@ -144,12 +150,14 @@ def validation_loss(
         inputs, targets = batch[:, :-1], batch[:, 1:]
         if masking is not None:
             inputs, targets = masking.apply(inputs, generator)
+        if shard is not None:
+            inputs, targets = shard.take(inputs), shard.take(targets)
         with autocast(precision, env.device):
             if pipeline is not None:
                 total += pipeline.loss_sum(inputs, targets)
                 count += targets.numel() if pipeline.last else 0
                 continue
-            logits = model(inputs)
+            logits = model(inputs, shard=shard)
         total += float(cross_entropy(logits, targets, reduction="sum"))  # IGNORE targets add nothing
         count += int((targets != IGNORE).sum())
     model.train()

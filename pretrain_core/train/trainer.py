@@ -31,6 +31,7 @@ from pretrain_core.train.checkpoint import (
 )
 from pretrain_core.train.checkpointer import CheckpointCallback, Checkpointer
 from pretrain_core.train.config import TrainConfig
+from pretrain_core.train.context_parallel import SequenceShard
 from pretrain_core.train.data import DataState, TrainBatches, load_sequences
 from pretrain_core.train.distributed import (
     DistEnv,
@@ -111,6 +112,11 @@ class Trainer:
         if config.compile:
             compile_in_place(self.model, config, env)
         self.pipeline = build_pipeline(self.model, config, env) if config.pipeline_parallel > 1 else None
+        self.shard = None
+        if env.cp_size > 1:
+            assert env.mesh is not None
+            cp_group = env.mesh["cp"].get_group()
+            self.shard = SequenceShard.of(config.seq_len, env.cp_size, env.cp_rank, cp_group, env.device)
         self.wrapped = self.pipeline.rank_model if self.pipeline else wrap_model(self.model, config, env)
         self.optimizer = build_optimizer(self.wrapped, config)
         self.scheduler = build_scheduler(
@@ -173,7 +179,7 @@ class Trainer:
                 stepped = train_step(
                     self.wrapped, self.optimizer, self.scheduler, self.batches, config.grad_accum_steps,
                     config.grad_clip, config.precision, self.env.device, self.scaler, self.masking, timer,
-                    self.pipeline,
+                    self.pipeline, self.shard,
                 )  # fmt: skip
                 loss, grad_norm = stepped.loss, stepped.grad_norm
                 if self._skipped(stepped):
@@ -230,7 +236,8 @@ class Trainer:
         saved_batch = 1
         for key in ("seq_len", "micro_batch_size", "grad_accum_steps", "nproc_per_node", "nnodes"):
             saved_batch *= int(saved.get(key, 1))
-        saved_batch //= int(saved.get("tensor_parallel", 1)) * int(saved.get("pipeline_parallel", 1))
+        for key in ("tensor_parallel", "pipeline_parallel", "context_parallel"):
+            saved_batch //= int(saved.get(key, 1))
         changes = []
         if saved_batch != config.tokens_per_step:
             changes.append(f"the global batch went from {saved_batch:,} to {config.tokens_per_step:,} tokens per step")
@@ -405,7 +412,7 @@ class Trainer:
         config = self.config
         loss = validation_loss(
             self.wrapped, self.val_rows, config.micro_batch_size, config.eval_batches, config.precision, self.env,
-            self.masking, self.pipeline,
+            self.masking, self.pipeline, self.shard,
         )  # fmt: skip
         reshard(self.wrapped)  # FSDP2 keeps the root's weights gathered after a forward with no backward
         if self.pipeline is not None:

@@ -3,7 +3,6 @@ validation and checkpoints equal one process training the whole model."""
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -13,41 +12,13 @@ import torch
 from pydantic import ValidationError
 
 from pretrain_core import storage
-from pretrain_core.train.checkpoint import latest_checkpoint, load_model
+from pretrain_core.train.checkpoint import latest_checkpoint
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.launch import run_torchrun, torchrun_command, write_config
 from pretrain_core.train.layout import Layout, split_layers
 from pretrain_core.train.model import GPT, ModelArgs
 from pretrain_core.train.pipeline import model_part
 from pretrain_core.train.trainer import train
-
-ENV = {"OMP_NUM_THREADS": "1"}
-UNSPLIT = {
-    "nproc_per_node": 1, "pipeline_parallel": 1, "tensor_parallel": 1, "strategy": "ddp", "pipeline_schedule": "1f1b",
-    "pipeline_virtual_stages": None, "pipeline_microbatches": None, "pipeline_layers_per_stage": None,
-}  # fmt: skip
-
-
-def _torchrun(config: TrainConfig, caplog: pytest.LogCaptureFixture) -> dict[str, Any]:
-    with caplog.at_level(logging.INFO, logger="pretrain_core.train.launch"):
-        assert run_torchrun(torchrun_command(config, write_config(config)), env=ENV, timeout_s=300) == 0, caplog.text
-    summary: dict[str, Any] = storage.read_json(storage.join(config.output_url, "train_summary.json"))
-    return summary
-
-
-def _unsplit(config: TrainConfig, output_url: str, **overrides: Any) -> TrainConfig:
-    """The same run in one process: the same global batch, the whole model."""
-    batch = config.micro_batch_size * config.data_parallel_size
-    return config.model_copy(update={**UNSPLIT, "micro_batch_size": batch, "output_url": output_url, **overrides})
-
-
-def _same_weights(a: str, b: str) -> bool:
-    split, _ = load_model(a)
-    whole, _ = load_model(b)
-    return all(
-        torch.allclose(x, y, atol=1e-5)
-        for x, y in zip(split.state_dict().values(), whole.state_dict().values(), strict=True)
-    )
+from tests.train.layout_runs import run_both_ways, same_weights, torchrun_summary, unsplit
 
 
 def test_a_stage_keeps_its_blocks_names_and_values_and_passes_hidden_states_on() -> None:
@@ -101,12 +72,9 @@ def test_two_stage_pipeline_trains_validates_and_checkpoints_as_the_whole_model(
     """1F1B over 2 ranks (rank 0: embedding and block 0; rank 1: block 1, head, loss): the same losses, validation
     and weights as one process; the checkpoint loads whole without a process group."""
     config = tiny_config(nproc_per_node=2, pipeline_parallel=2, backend="gloo", max_steps=4, checkpoint_every=2)
-    split = _torchrun(config, caplog)
-    whole = train(_unsplit(config, str(tmp_path / "1"))).summary
-    assert split["final_train_loss"] == pytest.approx(whole["final_train_loss"], rel=1e-5)
-    assert split["final_validation_loss"] == pytest.approx(whole["final_validation_loss"], rel=1e-5)
+    split, whole = run_both_ways(config, tmp_path, caplog)
     assert split["tokens_seen"] == whole["tokens_seen"] and split["num_params"] == whole["num_params"]
-    assert _same_weights(split["checkpoint_url"], whole["checkpoint_url"])
+    assert same_weights(split["checkpoint_url"], whole["checkpoint_url"])
 
 
 def test_checkpoints_resume_across_pipeline_and_unsplit_layouts(
@@ -115,12 +83,12 @@ def test_checkpoints_resume_across_pipeline_and_unsplit_layouts(
     """One process trains to step 3 and stops; a 2-stage pipeline resumes its checkpoint to step 6: the same
     final loss as one uninterrupted process (the tied head's optimizer state is read from the embedding's)."""
     config = tiny_config(nproc_per_node=2, pipeline_parallel=2, backend="gloo", max_steps=6, checkpoint_every=3)
-    uninterrupted = train(_unsplit(config, str(tmp_path / "whole"))).summary
-    first_half = train(_unsplit(config, config.output_url))
+    uninterrupted = train(unsplit(config, str(tmp_path / "whole"))).summary
+    first_half = train(unsplit(config, config.output_url))
     storage.remove(storage.join(config.output_url, "checkpoints", "step-00000006"))
     storage.remove(storage.join(config.output_url, "train_summary.json"))
     assert first_half.step == 6 and latest_checkpoint(config.output_url) is not None
-    resumed = _torchrun(config, caplog)
+    resumed = torchrun_summary(config, caplog)
     assert "resuming from" in caplog.text and "at step 3" in caplog.text
     assert resumed["final_train_loss"] == pytest.approx(uninterrupted["final_train_loss"], rel=1e-5)
     assert resumed["final_validation_loss"] == pytest.approx(uninterrupted["final_validation_loss"], rel=1e-5)
@@ -141,10 +109,7 @@ def test_every_schedule_matches_the_whole_model(
     tiny_config: Callable[..., TrainConfig], tmp_path: Path, caplog: pytest.LogCaptureFixture, layout: dict[str, Any]
 ) -> None:
     config = tiny_config(nproc_per_node=2, pipeline_parallel=2, backend="gloo", max_steps=4, **layout)
-    split = _torchrun(config, caplog)
-    whole = train(_unsplit(config, str(tmp_path / "1"))).summary
-    assert split["final_train_loss"] == pytest.approx(whole["final_train_loss"], rel=1e-5)
-    assert split["final_validation_loss"] == pytest.approx(whole["final_validation_loss"], rel=1e-5)
+    run_both_ways(config, tmp_path, caplog)
 
 
 @pytest.mark.slow
@@ -157,9 +122,6 @@ def test_four_ranks_pipeline_by_data_or_tensor_parallel_match_the_whole_model(
     TP 2 (each stage's heads split over 2 ranks) on a named (pp, dp, cp, tp) mesh: the losses and the
     checkpointed weights of one process with the same global batch."""
     config = tiny_config(nproc_per_node=4, pipeline_parallel=2, backend="gloo", max_steps=4, **layout)
-    split = _torchrun(config, caplog)
-    whole = train(_unsplit(config, str(tmp_path / "1"))).summary
+    split, whole = run_both_ways(config, tmp_path, caplog)
     assert split["tokens_seen"] == whole["tokens_seen"]
-    assert split["final_train_loss"] == pytest.approx(whole["final_train_loss"], rel=1e-5)
-    assert split["final_validation_loss"] == pytest.approx(whole["final_validation_loss"], rel=1e-5)
-    assert _same_weights(split["checkpoint_url"], whole["checkpoint_url"])
+    assert same_weights(split["checkpoint_url"], whole["checkpoint_url"])
