@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from pretrain_cli.model_commands import MODEL_COMMANDS, add_model_commands, run_model_command
+from pretrain_cli.plan_command import add_plan_command, run_plan
 from pretrain_core.config import ConfigError, PipelineConfig, load_config
 from pretrain_core.ingest.records import MISSING_TEXT_FIELD
 from pretrain_core.schema import DOMAINS
@@ -129,6 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown to FILE")
 
     add_model_commands(commands)
+    add_plan_command(commands)
 
     ablate = commands.add_parser(
         "ablate",
@@ -308,6 +310,8 @@ def main(argv: list[str] | None = None) -> int:
             return _ablate(args)
         elif args.command == "dask-certs":
             return _dask_certs(args)
+        elif args.command == "plan":
+            return run_plan(args)
         elif args.command == "env":
             from pretrain_core.train.environment import environment
 

@@ -32,6 +32,8 @@ from pretrain_core.train.health import parse_health_event
 from pretrain_core.train.launch import run_torchrun, torchrun_command, write_config
 from pretrain_core.train.loss_plot import loss_curve_url, render_loss_curve
 from pretrain_core.train.monitor import TrainingMonitor
+from pretrain_core.train.planner import GIB, check_fits
+from pretrain_core.train.tokenizer import load_tokenizer
 from pretrain_core.train.trainer import completed_run
 from tasks.progress import artifact_key
 
@@ -139,6 +141,10 @@ def launch_training(
         logger.info("%s already trained to step %d under this config: nothing to do", name, done["steps"])
         announce_unannounced(name, cfg.output_url, announced)  # an attempt killed after its last save
         return [url for _, url in completed_checkpoints(cfg.output_url)]
+    if cfg.gpu_memory_gib is not None:  # refused here, before any process starts, when it cannot fit
+        tokenizer, _ = load_tokenizer(cfg.tokenizer_url)
+        estimate = check_fits(cfg, tokenizer.get_piece_size() + (cfg.objective == "masked"))
+        logger.info("estimated peak %.1f GiB per GPU (of %g): fits", estimate.peak / GIB, cfg.gpu_memory_gib)
     env = {"OMP_NUM_THREADS": str(cfg.num_threads), "OMP_WAIT_POLICY": "PASSIVE"}
     command = torchrun_command(cfg, write_config(cfg))
     monitor = TrainingMonitor(cfg.max_steps)

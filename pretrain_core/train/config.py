@@ -297,6 +297,13 @@ class TrainConfig(StrictModel):
     strategy: Literal["ddp", "fsdp"] = Field(
         default="ddp", description="Data parallel wrapper: DDP or FSDP2 fully_shard."
     )
+    gpu_memory_gib: float | None = Field(
+        default=None,
+        gt=0,
+        le=4096,
+        description="Memory of each GPU. Set, a run whose layout the planner estimates at more than 90 % of it is "
+        "refused before launch, with the estimate (`pretrain plan` lists layouts that fit). Unset: no check.",
+    )
     gradient_compression: GradientCompression = Field(
         default="none",
         description="DDP's gradient all-reduce compressed: fp16 or bf16 (half the bytes; bf16 needs NCCL), or "

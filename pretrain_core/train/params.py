@@ -14,6 +14,7 @@ from pretrain_core import storage
 from pretrain_core.config_base import StrictModel
 from pretrain_core.limits import MAX_SECONDS
 from pretrain_core.train.config import ModelPreset, TrainConfig
+from pretrain_core.train.layout import PipelineSchedule
 from pretrain_core.train.model_args import Objective, PositionEncoding
 from pretrain_core.train.precision import Precision
 
@@ -53,7 +54,8 @@ FORM_KNOBS = (
     "max_steps", "seq_len", "micro_batch_size", "grad_accum_steps", "lr", "warmup_steps", "precision",
     "num_threads", "nproc_per_node", "nnodes", "rdzv_endpoint", "tokens_url", "tokenizer_url", "checkpoint_every",
     "keep_last_checkpoints", "keep_best_checkpoint", "checkpoint_every_minutes", "lr_schedule", "position_encoding",
-    "dropout", "activation_checkpointing", "compile", "objective", "tensor_parallel", "strategy",
+    "dropout", "activation_checkpointing", "compile", "objective", "tensor_parallel", "pipeline_parallel",
+    "pipeline_schedule", "pipeline_microbatches", "context_parallel", "strategy", "gpu_memory_gib",
 )  # fmt: skip
 
 
@@ -99,7 +101,12 @@ class TrainRunParams(StrictModel):
     compile: bool = _knob("compile")
     objective: Objective = _knob("objective")
     tensor_parallel: int = _knob("tensor_parallel")
+    pipeline_parallel: int = _knob("pipeline_parallel")
+    pipeline_schedule: PipelineSchedule = _knob("pipeline_schedule")
+    pipeline_microbatches: int | None = _knob("pipeline_microbatches")
+    context_parallel: int = _knob("context_parallel")
     strategy: Literal["ddp", "fsdp"] = _knob("strategy")
+    gpu_memory_gib: float | None = _knob("gpu_memory_gib")
     timeout_s: float | None = Field(
         default=None,
         gt=0,

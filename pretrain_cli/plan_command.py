@@ -1,0 +1,81 @@
+"""`pretrain plan`: which parallel layouts fit a model on a number of GPUs, before anyone books them."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from pretrain_core.train.config import MODEL_PRESETS
+from pretrain_core.train.planner import GIB, Hardware, Plan, Workload, plan, relative_step_times, smallest_fit
+from pretrain_core.train.precision import PRECISIONS
+
+
+def add_plan_command(commands: Any) -> None:
+    planner = commands.add_parser(
+        "plan",
+        help="list the parallel layouts (pipeline x data x context x tensor) that fit a model on N GPUs",
+        description="For a model (a preset or --n-layer/--n-head/--d-model), a sequence length, a global batch and "
+        "a GPU count with its memory, print every layout the trainer can run that fits: its degrees, pipeline "
+        "schedule, micro-batch and accumulation, activation checkpointing, estimated memory per GPU (weights, "
+        "gradients, AdamW state, activations; the peak is what must fit, with 10%% headroom) and step time "
+        "relative to the fastest. Memory follows this trainer's measured constants (docs/training.md has the "
+        "check against measured peaks); step times are nominal and only rank the layouts.",
+    )
+    planner.add_argument("--model", choices=sorted(MODEL_PRESETS), default="124m", help="size preset (default 124m)")
+    planner.add_argument("--n-layer", type=int, help="blocks (overrides the preset)")
+    planner.add_argument("--n-head", type=int, help="attention heads (overrides the preset)")
+    planner.add_argument("--d-model", type=int, help="width (overrides the preset)")
+    planner.add_argument("--vocab-size", type=int, default=32000, help="tokenizer pieces (default 32000)")
+    planner.add_argument("--seq-len", type=int, default=2048, help="tokens per sequence (default 2048)")
+    planner.add_argument("--global-batch", type=int, default=256, help="sequences per optimizer step (default 256)")
+    planner.add_argument("--gpus", type=int, default=8, help="GPUs in the job (default 8)")
+    planner.add_argument("--gpu-memory-gib", type=float, default=80.0, help="memory per GPU (default 80, an H100)")
+    planner.add_argument("--precision", choices=PRECISIONS, default="bf16", help="training precision (default bf16)")
+    planner.add_argument("--top", type=int, default=15, help="layouts to print, fastest first (default 15)")
+
+
+def _row(found: Plan, relative: float) -> list[str]:
+    candidate, memory = found.candidate, found.memory
+    layout = candidate.layout
+    return [
+        f"{layout.pp}x{layout.dp}x{layout.cp}x{layout.tp}",
+        f"{candidate.schedule}/{candidate.microbatches}" if layout.pp > 1 else "-",
+        f"{candidate.micro_batch_size}x{candidate.grad_accum_steps}",
+        "yes" if candidate.activation_checkpointing else "no",
+        *(f"{value / GIB:.1f}" for value in (memory.parameters, memory.gradients, memory.optimizer)),
+        f"{memory.activations / GIB:.1f}",
+        f"{memory.peak / GIB:.1f}",
+        f"{relative:.2f}",
+    ]
+
+
+HEADER = ["pp x dp x cp x tp", "schedule/microbatches", "micro x accum", "act. ckpt", "weights", "grads", "adamw",
+          "activations", "peak GiB", "rel. time"]  # fmt: skip
+
+
+def run_plan(args: argparse.Namespace) -> int:
+    n_layer, n_head, d_model = MODEL_PRESETS[args.model]
+    workload = Workload(
+        n_layer=args.n_layer or n_layer, n_head=args.n_head or n_head, d_model=args.d_model or d_model,
+        vocab_size=args.vocab_size, seq_len=args.seq_len, global_batch=args.global_batch, precision=args.precision,
+    )  # fmt: skip
+    hardware = Hardware(gpu_memory_gib=args.gpu_memory_gib)
+    plans = plan(workload, args.gpus, hardware)
+    params = workload.params() / 1e6
+    print(
+        f"{params:,.0f}M parameters ({workload.n_layer} layers, {workload.n_head} heads, width {workload.d_model}), "
+        f"{workload.global_batch} x {workload.seq_len} tokens per step, {args.gpus} GPUs of {args.gpu_memory_gib:g} "
+        f"GiB, {workload.precision}"
+    )
+    if not plans:
+        need = smallest_fit(workload, args.gpus, hardware)
+        print(f"no layout fits: the least hungry needs about {need:.1f} GiB per GPU; add GPUs or cut the batch")
+        return 1
+    rows = [_row(found, relative) for found, relative in zip(plans, relative_step_times(plans), strict=True)]
+    rows = rows[: args.top]
+    widths = [max(len(line[col]) for line in [HEADER, *rows]) for col in range(len(HEADER))]
+    for line in [HEADER, *rows]:
+        print("  ".join(cell.rjust(width) for cell, width in zip(line, widths, strict=True)))
+    if len(plans) > args.top:
+        print(f"... {len(plans) - args.top} more (--top)")
+    return 0

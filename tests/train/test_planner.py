@@ -1,0 +1,94 @@
+"""The layout planner: memory estimates against measured peaks, layouts the trainer accepts, and the CLI."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from pretrain_cli.main import main
+from pretrain_core.train.config import TrainConfig
+from pretrain_core.train.layout import Layout
+from pretrain_core.train.memory_probe import measure_peak_memory
+from pretrain_core.train.planner import (
+    Candidate,
+    Hardware,
+    Workload,
+    candidate_of,
+    check_fits,
+    estimate_memory,
+    plan,
+    workload_of,
+)
+
+# shapes unlike the two the constants were read from (6 x 128 with an 8k vocabulary; 6 x 256 at 128 tokens)
+HELD_OUT = [
+    (Workload(8, 8, 256, 2000, 512, 4, "fp32"), False),
+    (Workload(8, 8, 256, 2000, 512, 4, "fp32"), True),
+    (Workload(3, 2, 64, 12000, 128, 16, "fp32"), False),
+    (Workload(12, 4, 128, 1000, 256, 8, "fp32"), True),
+]
+
+
+@pytest.mark.parametrize(("workload", "checkpointing"), HELD_OUT)
+def test_memory_estimates_are_within_15_percent_of_the_measured_peak(workload: Workload, checkpointing: bool) -> None:
+    batch = workload.global_batch
+    measured = measure_peak_memory(workload, batch, checkpointing)
+    estimated = estimate_memory(workload, Candidate(Layout(1), batch, 1, checkpointing)).peak
+    print(f"{workload} checkpointing={checkpointing}: measured {measured / 2**20:.1f} MiB, estimated "
+          f"{estimated / 2**20:.1f} MiB ({estimated / measured - 1:+.1%})")  # fmt: skip
+    assert abs(estimated / measured - 1) < 0.15
+
+
+def test_checkpointing_and_pipelines_cut_the_activations_the_estimate_counts() -> None:
+    workload = Workload(24, 16, 1536, 32000, 2048, 64)
+    whole = estimate_memory(workload, Candidate(Layout(1), 8, 8, False))
+    checkpointed = estimate_memory(workload, Candidate(Layout(1), 8, 8, True))
+    gpipe = estimate_memory(workload, Candidate(Layout(4, pp=4), 16, 4, False, "gpipe", 16))
+    one_f_one_b = estimate_memory(workload, Candidate(Layout(4, pp=4), 16, 4, False, "1f1b", 16))
+    assert checkpointed.activations < whole.activations / 3  # the head's fp32 log-softmax stays
+    assert one_f_one_b.activations < gpipe.activations / 2  # 1F1B holds 4 microbatches in flight, GPipe 16
+    fsdp = estimate_memory(workload, Candidate(Layout(8), 1, 8, False))
+    ddp = estimate_memory(workload, Candidate(Layout(8), 1, 8, False, strategy="ddp"))
+    assert fsdp.optimizer == ddp.optimizer // 8
+
+
+def test_every_planned_layout_is_one_the_trainer_accepts(tiny_config: Callable[..., TrainConfig]) -> None:
+    workload = Workload(4, 4, 128, 8000, 32, 16, "fp32")
+    plans = plan(workload, 4, Hardware(gpu_memory_gib=1.0))
+    layouts = {(p.candidate.layout.pp, p.candidate.layout.cp, p.candidate.layout.tp) for p in plans}
+    assert {(1, 1, 1), (2, 1, 1), (1, 2, 1), (1, 1, 2)} <= layouts
+    for found in plans:
+        candidate = found.candidate
+        config = tiny_config(
+            model=None, n_layer=4, n_head=4, d_model=128, seq_len=32, nproc_per_node=4, backend="gloo",
+            micro_batch_size=candidate.micro_batch_size, grad_accum_steps=candidate.grad_accum_steps,
+            pipeline_parallel=candidate.layout.pp, context_parallel=candidate.layout.cp,
+            tensor_parallel=candidate.layout.tp, strategy="fsdp", pipeline_schedule=candidate.schedule,
+            pipeline_microbatches=candidate.microbatches if candidate.layout.pp > 1 else None,
+            activation_checkpointing=candidate.activation_checkpointing,
+        )  # fmt: skip
+        assert config.tokens_per_step == workload.global_batch * workload.seq_len
+        assert estimate_memory(workload_of(config, 8000), candidate_of(config)) == found.memory
+
+
+def test_a_run_whose_layout_cannot_fit_its_gpus_is_refused_with_the_estimate(
+    tiny_config: Callable[..., TrainConfig],
+) -> None:
+    config = tiny_config(model="124m", n_layer=None, n_head=None, d_model=None, micro_batch_size=64, seq_len=32,
+                         gpu_memory_gib=1.0)  # fmt: skip
+    with pytest.raises(ValueError, match=r"needs about \d+\.\d GiB per GPU .* `pretrain plan` lists the layouts"):
+        check_fits(config, 32000)
+    assert check_fits(config.model_copy(update={"gpu_memory_gib": 80.0}), 32000).peak < 80 * 2**30
+
+
+def test_pretrain_plan_prints_the_layouts_that_fit_or_what_is_missing(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["plan", "--model", "760m", "--gpus", "8", "--global-batch", "64", "--top", "5"]) == 0
+    out = capsys.readouterr().out
+    lines = out.splitlines()
+    assert "pp x dp x cp x tp" in lines[1] and len(lines) == 2 + 5 + 1  # title, header, 5 rows, "... more"
+    assert lines[2].split()[-1] == "1.00"  # fastest first
+    arguments: list[Any] = ["plan", "--model", "2b-deep", "--gpus", "2", "--gpu-memory-gib", "8"]
+    assert main(arguments) == 1
+    assert "no layout fits: the least hungry needs about" in capsys.readouterr().out
