@@ -70,8 +70,10 @@ def test_two_stage_pipeline_trains_validates_and_checkpoints_as_the_whole_model(
     tiny_config: Callable[..., TrainConfig], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """1F1B over 2 ranks (rank 0: embedding and block 0; rank 1: block 1, head, loss): the same losses, validation
-    and weights as one process; the checkpoint loads whole without a process group."""
-    config = tiny_config(nproc_per_node=2, pipeline_parallel=2, backend="gloo", max_steps=4, checkpoint_every=2)
+    and weights as one process; the checkpoints, written in the background, load whole without a process group."""
+    config = tiny_config(
+        nproc_per_node=2, pipeline_parallel=2, backend="gloo", max_steps=4, checkpoint_every=2, async_checkpoints=True
+    )
     split, whole = run_both_ways(config, tmp_path, caplog)
     assert split["tokens_seen"] == whole["tokens_seen"] and split["num_params"] == whole["num_params"]
     assert same_weights(split["checkpoint_url"], whole["checkpoint_url"])
