@@ -13,6 +13,7 @@ import yaml
 
 from pretrain_cli.model_commands import MODEL_COMMANDS, add_model_commands, run_model_command
 from pretrain_cli.plan_command import add_plan_command, run_plan
+from pretrain_cli.sweep_commands import add_sweep_commands, run_coord_check, run_sweep
 from pretrain_core.config import ConfigError, PipelineConfig, load_config
 from pretrain_core.ingest.records import MISSING_TEXT_FIELD
 from pretrain_core.schema import DOMAINS
@@ -131,6 +132,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_model_commands(commands)
     add_plan_command(commands)
+    add_sweep_commands(commands)
 
     ablate = commands.add_parser(
         "ablate",
@@ -312,6 +314,10 @@ def main(argv: list[str] | None = None) -> int:
             return _dask_certs(args)
         elif args.command == "plan":
             return run_plan(args)
+        elif args.command == "sweep":
+            return run_sweep(args)
+        elif args.command == "coord-check":
+            return run_coord_check(args)
         elif args.command == "env":
             from pretrain_core.train.environment import environment
 

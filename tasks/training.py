@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import threading
+from collections.abc import Callable
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from uuid import UUID
 
@@ -124,6 +125,7 @@ def launch_training(
     run_name: str | None = None,
     poll_s: float = 2.0,
     evaluate_with: EvalConfig | None = None,
+    stop_when: Callable[[int, float], bool] | None = None,
 ) -> list[str]:
     """Run training under torchrun (it resumes from the newest checkpoint); return the completed checkpoints.
 
@@ -132,7 +134,9 @@ def launch_training(
     `pretrain.checkpoint.saved` event about `pretrain.run.<run_name>` (default: the output directory's name) and,
     with ``evaluate_with``, evaluated here as it lands, one at a time beside training, so pruning (which waits for
     evaluations) keeps only `keep_last_checkpoints` on disk instead of every checkpoint until the end. At the end
-    the loss curve is published. A failed run raises with the first failing worker's exception.
+    the loss curve is published. A failed run raises with the first failing worker's exception. ``stop_when(step,
+    validation_loss)`` sees every validation loss as it is logged; when it answers True the run is stopped as on
+    SIGTERM (the workers save and exit), which is how a sweep prunes a trial.
     """
     logger = get_run_logger()
     name = run_name or cfg.output_url.rstrip("/").rsplit("/", 1)[-1]
@@ -154,12 +158,18 @@ def launch_training(
     )
     assert isinstance(progress, UUID)  # a sync call returns the id, not a coroutine
 
+    cancel = threading.Event()
+
     def on_line(line: str) -> None:  # the reader thread's: the run logger carries its run ids with it
-        monitor.feed(line)
+        point = monitor.feed(line)
         logger.info("%s", line)
         announce_health(name, line)
+        if stop_when is None or point is None or "val_loss" not in point.values or cancel.is_set():
+            return
+        if stop_when(point.step, point.values["val_loss"]):
+            logger.info("stopping %s at step %d: its caller asked to", name, point.step)
+            cancel.set()
 
-    cancel = threading.Event()
     shown = ""
     evaluator = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evaluate")
     evaluations: list[Future[EvalResult]] = []
@@ -195,7 +205,9 @@ def launch_training(
             if (error := evaluation.exception()) is not None:
                 logger.warning("evaluation during training failed: %s: %s", type(error).__name__, error)
     publish_loss_curve(cfg.output_url, name, monitor)
-    if code != 0:
+    if code != 0 and stop_when is not None and cancel.is_set():  # stopped as asked: torchrun reports the SIGTERM
+        logger.info("%s stopped at step %d as asked (torchrun exit code %d)", name, monitor.step, code)
+    elif code != 0:
         logger.error("torchrun exited with code %d; the workers' first error: %s", code, monitor.failure())
         raise RuntimeError(f"training {name} failed (torchrun exit code {code}): {monitor.failure()}")
     checkpoints = [url for _, url in completed_checkpoints(cfg.output_url)]

@@ -19,7 +19,7 @@ from pretrain_core.limits import (
 )
 from pretrain_core.train.compression import NEEDS_NCCL, GradientCompression
 from pretrain_core.train.layout import Layout, PipelineSchedule, pipeline_problems, stages_per_rank
-from pretrain_core.train.model_args import ModelArgs, Objective, PositionEncoding
+from pretrain_core.train.model_args import ModelArgs, Objective, Parametrization, PositionEncoding
 from pretrain_core.train.precision import Precision
 
 log = logging.getLogger(__name__)
@@ -50,6 +50,15 @@ class TrainConfig(StrictModel):
     n_head: int | None = Field(default=None, ge=1, le=128, description="Attention heads (overrides the preset).")
     d_model: int | None = Field(default=None, ge=16, le=16384, description="Residual width (overrides the preset).")
     seq_len: int = Field(default=256, ge=8, le=8192, description="Tokens per training sequence; must match the shards.")
+    parametrization: Parametrization = Field(
+        default="standard",
+        description="standard, or mup (maximal update parametrization, with m = d_model / mup_base_width): hidden "
+        "weights initialised with std / sqrt(m) and stepped with lr / m, logits divided by m, attention scaled by "
+        "1/head_dim; a learning rate tuned at the base width then holds at other widths (`pretrain sweep`).",
+    )
+    mup_base_width: int = Field(
+        default=128, ge=8, le=65536, description="µP: the width at which it equals standard parametrization."
+    )
     objective: Objective = Field(
         default="causal",
         description="causal: predict the next token (what generation needs). masked: BERT's masked language model, "
@@ -402,7 +411,8 @@ class TrainConfig(StrictModel):
         return ModelArgs(
             vocab_size=vocab_size + masked, n_layer=n_layer, n_head=n_head, d_model=d_model, max_seq_len=self.seq_len,
             position_encoding=self.position_encoding, dropout=self.dropout, causal=not masked,
-            mask_token_id=vocab_size if masked else None,
+            mask_token_id=vocab_size if masked else None, parametrization=self.parametrization,
+            mup_base_width=self.mup_base_width,
         )  # fmt: skip
 
     def peak_lr(self) -> float:

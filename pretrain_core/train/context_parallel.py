@@ -57,11 +57,16 @@ class SequenceShard:
 
 
 def _block(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor, bias: torch.Tensor | None
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    mask: torch.Tensor,
+    bias: torch.Tensor | None,
+    scale: float | None = None,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Attention of queries over one block of keys: (output normalised within the block, its log-sum-exp).
     Rows that may see no key of the block get output 0 and log-sum-exp -inf, so the merge gives them no weight."""
-    scores = q @ k.transpose(-2, -1) * q.shape[-1] ** -0.5  # (B, H, Tq, Tk)
+    scores = q @ k.transpose(-2, -1) * (scale if scale is not None else q.shape[-1] ** -0.5)  # (B, H, Tq, Tk)
     if bias is not None:
         scores = scores + bias
     scores = scores.masked_fill(~mask, float("-inf"))
@@ -81,10 +86,12 @@ def sharded_attention(
     shard: SequenceShard,
     causal: bool = True,
     slopes: torch.Tensor | None = None,
+    scale: float | None = None,
 ) -> torch.Tensor:
     """Attention of this rank's (B, H, T / cp, D) queries over the whole sequence's keys and values: gathered
     from the group, attended one rank's block at a time, merged by log-sum-exp. ``slopes`` (H,) add ALiBi's
-    distance penalty. Computed in fp32 whatever the autocast dtype (the merge subtracts exponents)."""
+    distance penalty; ``scale`` replaces 1 / sqrt(head_dim) (µP). Computed in fp32 whatever the autocast dtype
+    (the merge subtracts exponents)."""
     dtype = q.dtype
     q = q.float()
     outputs, lses = [], []
@@ -92,7 +99,7 @@ def sharded_attention(
         distance = shard.positions[:, None] - shard.group_positions[rank][None, :]  # (Tq, Tk): query - key
         mask = distance >= 0 if causal else torch.ones_like(distance, dtype=torch.bool)
         bias = None if slopes is None else -slopes[:, None, None] * distance.abs().float()  # (H, Tq, Tk)
-        out, lse = _block(q, k_block.float(), v_block.float(), mask, bias)
+        out, lse = _block(q, k_block.float(), v_block.float(), mask, bias, scale)
         outputs.append(out)
         lses.append(lse)
     merged_lse = torch.logsumexp(torch.stack(lses), dim=0)  # (B, H, Tq, 1)

@@ -81,6 +81,7 @@ class CausalSelfAttention(nn.Module):
         self.head_dim = args.head_dim
         self.dropout = args.dropout
         self.causal = args.causal
+        self.scale = args.attention_scale
         # three projections, not one fused (C, 3C): split column-wise, each tensor-parallel rank gets whole heads
         self.q = nn.Linear(args.d_model, args.d_model, bias=False)
         self.k = nn.Linear(args.d_model, args.d_model, bias=False)
@@ -105,21 +106,21 @@ class CausalSelfAttention(nn.Module):
         if rope is not None:
             q, k = apply_rope(q, *rope, start, positions), apply_rope(k, *rope, start, positions)
         if shard is not None:
-            y = sharded_attention(q, k, v, shard, self.causal, bias)
+            y = sharded_attention(q, k, v, shard, self.causal, bias, self.scale)
             return self.proj(y.transpose(1, 2).reshape(b, t, -1))
         if cache is not None:
             k, v = cache.update(layer, k, v)  # (B, H, start + T, D)
         p = self.dropout if self.training else 0.0
         if bias is not None:  # ALiBi: the causal mask, if any, is inside the bias
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.to(q.dtype), dropout_p=p)
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.to(q.dtype), dropout_p=p, scale=self.scale)
         elif start == 0 or not self.causal:
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal, dropout_p=p)  # (B, H, T, D)
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal, dropout_p=p, scale=self.scale)
         elif t == 1:  # one new token after cached ones: it may see every key
-            y = F.scaled_dot_product_attention(q, k, v, dropout_p=p)
+            y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, scale=self.scale)
         else:  # several new tokens after cached ones: query i sees keys up to start + i
             keys = torch.arange(start + t, device=x.device)
             allowed = keys[None, :] <= keys[start:, None]
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, dropout_p=p)
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, dropout_p=p, scale=self.scale)
         return self.proj(y.transpose(1, 2).reshape(b, t, -1))  # (B, T, C)
 
 
@@ -187,10 +188,16 @@ class GPT(nn.Module):
             table = INIT_STD * sinusoidal_table(args.max_seq_len, args.d_model)
             self.register_buffer("sinusoids", table, persistent=False)
         self.apply(self._init_weights)
+        hidden_std = INIT_STD / math.sqrt(args.width_mult)  # µP: hidden weights' init shrinks with fan-in
+        if args.parametrization == "mup":  # rescaled, not redrawn: the same draws as the standard model
+            with torch.no_grad():
+                for module in self.blocks.modules():
+                    if isinstance(module, nn.Linear):
+                        module.weight.mul_(hidden_std / INIT_STD)
         for name, param in self.named_parameters():
             if name.endswith(("attn.proj.weight", "mlp.down.weight")):
                 # GPT-2: scale residual writes so the residual stream's variance does not grow with depth.
-                nn.init.normal_(param, mean=0.0, std=0.02 / math.sqrt(2 * args.n_layer))
+                nn.init.normal_(param, mean=0.0, std=hidden_std / math.sqrt(2 * args.n_layer))
 
     @staticmethod
     def _init_weights(module: nn.Module) -> None:
@@ -233,7 +240,9 @@ class GPT(nn.Module):
             cache.advance(t)
         if self.lm_head is None or self.norm is None:
             return x
-        return self.lm_head(self.norm(x))  # (B, T, V)
+        logits = self.lm_head(self.norm(x))  # (B, T, V)
+        # µP's output multiplier: the readout's input grows with width, the logits must not
+        return logits / self.args.width_mult if self.args.parametrization == "mup" else logits
 
     def embed_tokens(self, idx: torch.Tensor, start: int = 0, positions: torch.Tensor | None = None) -> torch.Tensor:
         """Token ids (B, T) at positions start.. (or ``positions``) → the blocks' input (B, T, C), absolute

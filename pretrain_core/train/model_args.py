@@ -7,6 +7,7 @@ from typing import Literal
 
 PositionEncoding = Literal["rope", "alibi", "learned", "sinusoidal"]
 Objective = Literal["causal", "masked"]  # what the model predicts (train/objective.py)
+Parametrization = Literal["standard", "mup"]
 
 
 @dataclass(frozen=True)
@@ -24,10 +25,26 @@ class ModelArgs:
     dropout: float = 0.0  # embedding, attention-probability and residual dropout while training
     causal: bool = True  # False: bidirectional attention, for the masked objective
     mask_token_id: int | None = None  # the [MASK] id of a masked-objective model (the last row of its vocabulary)
+    parametrization: Parametrization = "standard"
+    mup_base_width: int = 128  # under µP: the width at which it equals standard parametrization
 
     @property
     def head_dim(self) -> int:
         return self.d_model // self.n_head
+
+    @property
+    def width_mult(self) -> float:
+        """How many times the µP base width this model is (1 under standard parametrization)."""
+        return self.d_model / self.mup_base_width if self.parametrization == "mup" else 1.0
+
+    @property
+    def attention_scale(self) -> float | None:
+        """Query-key scale: µP's 1 / head_dim, matched to 1 / sqrt(head_dim) at the base width; None: SDPA's
+        default 1 / sqrt(head_dim)."""
+        if self.parametrization != "mup":
+            return None
+        base_head_dim = self.mup_base_width / self.n_head
+        return base_head_dim**0.5 / self.head_dim
 
     def to_dict(self) -> dict[str, int | float | str | bool | None]:
         return asdict(self)

@@ -8,8 +8,11 @@ from torch import nn
 from pretrain_core.train.config import TrainConfig
 
 
-def parameter_groups(model: nn.Module, weight_decay: float) -> list[dict[str, object]]:
-    """Decay 2-D+ weights of Linear layers; keep norms, biases and the (tied) embedding undecayed.
+def parameter_groups(
+    model: nn.Module, weight_decay: float, lr: float, width_mult: float = 1.0
+) -> list[dict[str, object]]:
+    """Decay 2-D+ weights of Linear layers; keep norms, biases and the (tied) embedding undecayed. The first group,
+    the hidden matrices, steps at lr / ``width_mult`` (µP's Adam rule; 1 under standard parametrization).
 
     Decaying the embedding shrinks rare tokens' vectors toward zero just because they get few gradient updates.
     """
@@ -23,14 +26,17 @@ def parameter_groups(model: nn.Module, weight_decay: float) -> list[dict[str, ob
             continue
         (decay if param.dim() >= 2 and id(param) not in embedding_ids else no_decay).append(param)
     return [
-        {"params": decay, "weight_decay": weight_decay},
-        {"params": no_decay, "weight_decay": 0.0},
+        {"params": decay, "weight_decay": weight_decay, "lr": lr / width_mult},
+        {"params": no_decay, "weight_decay": 0.0, "lr": lr},
     ]
 
 
 def build_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.AdamW:
+    """AdamW at the peak lr; under µP the hidden matrices (the decayed group) take lr / width multiplier, so the
+    lr tuned at the base width transfers to wider models (muTransfer, Yang et al. 2022, Adam's table)."""
+    width_mult = config.model_shape()[2] / config.mup_base_width if config.parametrization == "mup" else 1.0
     return torch.optim.AdamW(
-        parameter_groups(model, config.weight_decay),
+        parameter_groups(model, config.weight_decay, config.peak_lr(), width_mult),
         lr=config.peak_lr(),
         betas=config.betas,
         eps=config.eps,

@@ -17,6 +17,7 @@ from prefect.exceptions import PrefectHTTPStatusError
 from prefect.states import Running, Scheduled, State
 
 from pretrain_core.ablation.spec import AblationSpec
+from pretrain_core.sweep.spec import SweepSpec
 from pretrain_core.train.params import TrainRunParams
 from tests.infra.conftest import POOLS
 from tests.infra.processes import stack_script
@@ -28,6 +29,7 @@ ENTRYPOINTS = {
     "evaluate-checkpoint/evaluate-checkpoint": "flows/evaluate_checkpoint.py:evaluate_checkpoint_flow",
     "nightly-eval/nightly-eval": "flows/nightly_eval.py:nightly_eval",
     "ablation/ablation": "flows/ablation.py:ablation",
+    "sweep/sweep": "flows/sweep.py:sweep",
 }
 
 # Server start plus `prefect deploy` (which imports every flow) take ~50 s on a loaded 2-core machine.
@@ -74,18 +76,29 @@ def test_train_form_describes_every_training_knob(deployed_api: str) -> None:
     assert undescribed == []
 
 
-def test_ablation_form_describes_every_field_and_refuses_a_bad_spec(deployed_api: str) -> None:
+def _check_spec_form(name: str, fields: set[str], bad: dict[str, Any]) -> None:
+    """The deployment's `spec` form has every field of the spec model, each described, and the server refuses
+    ``bad``."""
     with get_client(sync_client=True) as client:
-        deployment = client.read_deployment_by_name("ablation/ablation")
+        deployment = client.read_deployment_by_name(name)
         schema = deployment.parameter_openapi_schema
         assert schema is not None
         spec = _resolve(schema, schema["properties"]["spec"]["anyOf"][0])
-        assert set(spec["properties"]) == set(AblationSpec.model_fields)
+        assert set(spec["properties"]) == fields
         assert [n for n, p in spec["properties"].items() if not _resolve(schema, p).get("description")] == []
-        bad = {"arms": {"a": {}, "b": {}}, "baseline": "a", "seeds": 0}
         with pytest.raises(PrefectHTTPStatusError) as refused:
             client.create_flow_run_from_deployment(deployment.id, parameters={"spec": bad})
         assert refused.value.response.status_code == 409
+
+
+def test_ablation_form_describes_every_field_and_refuses_a_bad_spec(deployed_api: str) -> None:
+    _check_spec_form("ablation/ablation", set(AblationSpec.model_fields),
+                     {"arms": {"a": {}, "b": {}}, "baseline": "a", "seeds": 0})  # fmt: skip
+
+
+def test_sweep_form_describes_every_field_and_refuses_a_bad_space(deployed_api: str) -> None:
+    _check_spec_form("sweep/sweep", set(SweepSpec.model_fields), {"space": {"lr": {"kind": "float", "low": 0.1}},
+                                                                    "trials": 0})  # fmt: skip
 
 
 def test_checkpoint_event_triggers_evaluate_checkpoint(deployed_api: str) -> None:

@@ -7,13 +7,17 @@ import sys
 import textwrap
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import psutil
 import pytest
+from prefect import flow
 
+from pretrain_core import storage
 from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.launch import run_torchrun, torchrun_command
+from tasks.training import launch_training
 
 ENV = {"OMP_NUM_THREADS": "1"}
 
@@ -130,3 +134,26 @@ def test_killing_the_supervisor_outright_still_stops_torchrun_and_its_workers(tm
     finally:
         if supervisor.poll() is None:
             supervisor.kill()
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_caller_watching_validation_losses_stops_the_run_which_saves_and_reports_no_failure(
+    tiny_config: Callable[..., TrainConfig],
+) -> None:
+    """What a sweep's pruning does: the task hands every validation loss to ``stop_when``; on True the workers are
+    stopped as on SIGTERM (they checkpoint and exit) and the task returns instead of raising."""
+    config = tiny_config(max_steps=400, eval_every=4, checkpoint_every=400, checkpoint_every_minutes=None)
+    seen: list[tuple[int, float]] = []
+
+    def stop_when(step: int, validation_loss: float) -> bool:
+        seen.append((step, validation_loss))
+        return step >= 8
+
+    @flow
+    def pruned() -> list[str]:
+        return launch_training(config, run_name="stopped-by-caller", stop_when=stop_when)
+
+    checkpoints = pruned()
+    summary = storage.read_json(storage.join(config.output_url, "train_summary.json"))
+    assert [step for step, _ in seen][:3] == [0, 4, 8] and summary["status"] == "stopped"
+    assert 8 <= summary["steps"] < 400 and len(checkpoints) == 1

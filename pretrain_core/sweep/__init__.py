@@ -1,0 +1,1 @@
+"""Hyperparameter sweeps: an Optuna study whose trials are proxy training runs (`pretrain sweep`)."""
