@@ -19,7 +19,7 @@ from pretrain_core.limits import (
 )
 from pretrain_core.train.compression import NEEDS_NCCL, GradientCompression
 from pretrain_core.train.layout import Layout, PipelineSchedule, pipeline_problems, stages_per_rank
-from pretrain_core.train.model_args import ModelArgs, Objective, Parametrization, PositionEncoding
+from pretrain_core.train.model_args import ModelArgs, Objective, Parametrization, PositionEncoding, RopeScaling
 from pretrain_core.train.precision import Precision
 
 log = logging.getLogger(__name__)
@@ -70,6 +70,25 @@ class TrainConfig(StrictModel):
         default="rope",
         description="rope (rotary, relative) | alibi (per-head distance penalty, relative) | learned | sinusoidal "
         "(absolute, added to the embeddings). The articles recommend a relative one for long contexts.",
+    )
+    rope_scaling: RopeScaling = Field(
+        default="none",
+        description="How RoPE positions past rope_original_seq_len are mapped onto trained angles: linear "
+        "(position interpolation), ntk (base change), yarn, llama3; none. A factor of 1 is plain RoPE.",
+    )
+    rope_scaling_factor: float = Field(default=1.0, ge=1, le=1024, description="Context stretch of rope_scaling.")
+    rope_original_seq_len: int | None = Field(
+        default=None,
+        ge=8,
+        le=1_048_576,
+        description="The length the model was first trained at, which rope_scaling stretches from (default: "
+        "init_from's, else seq_len).",
+    )
+    init_from: str | None = Field(
+        default=None,
+        description="Start from this checkpoint's weights (a checkpoint directory or a training output), with a "
+        "fresh optimizer and schedule: context extension (a longer seq_len with a rope_scaling) or continued "
+        "training. Ignored once the run has a checkpoint of its own (it resumes from that).",
     )
     dropout: float = Field(
         default=0.0,
@@ -412,7 +431,8 @@ class TrainConfig(StrictModel):
             vocab_size=vocab_size + masked, n_layer=n_layer, n_head=n_head, d_model=d_model, max_seq_len=self.seq_len,
             position_encoding=self.position_encoding, dropout=self.dropout, causal=not masked,
             mask_token_id=vocab_size if masked else None, parametrization=self.parametrization,
-            mup_base_width=self.mup_base_width,
+            mup_base_width=self.mup_base_width, rope_scaling=self.rope_scaling,
+            rope_scaling_factor=self.rope_scaling_factor, rope_original_seq_len=self.rope_original_seq_len,
         )  # fmt: skip
 
     def peak_lr(self) -> float:

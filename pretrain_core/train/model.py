@@ -20,15 +20,20 @@ from torch.utils.checkpoint import checkpoint
 from pretrain_core.train.context_parallel import SequenceShard, sharded_attention
 from pretrain_core.train.kv_cache import KVCache
 from pretrain_core.train.model_args import ModelArgs
+from pretrain_core.train.rope_scaling import scaled_frequencies
 
 INIT_STD = 0.02  # GPT-2's weight init
 
 
-def rope_tables(head_dim: int, max_seq_len: int, base: float) -> tuple[torch.Tensor, torch.Tensor]:
-    """cos/sin tables (T, D/2) for rotating query/key pairs by position-dependent angles."""
-    inv_freq = 1.0 / (base ** (torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim))
-    angles = torch.outer(torch.arange(max_seq_len, dtype=torch.float32), inv_freq)
-    return angles.cos(), angles.sin()
+def rope_tables(args: ModelArgs) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos/sin tables (T, D/2) for rotating query/key pairs by position-dependent angles, under the args' scaling
+    (float64 angles: positions in the thousands times frequencies lose digits in float32)."""
+    original = args.rope_original_seq_len or args.max_seq_len
+    inv_freq, magnitude = scaled_frequencies(
+        args.head_dim, args.rope_base, args.rope_scaling, args.rope_scaling_factor, original
+    )
+    angles = torch.outer(torch.arange(args.max_seq_len, dtype=torch.float64), inv_freq)
+    return (magnitude * angles.cos()).float(), (magnitude * angles.sin()).float()
 
 
 def apply_rope(
@@ -178,7 +183,7 @@ class GPT(nn.Module):
         self.lm_head.weight = self.embed.weight  # tied: one (V, C) matrix reads and writes tokens
         self.pos_embed = nn.Embedding(args.max_seq_len, args.d_model) if args.position_encoding == "learned" else None
         if args.position_encoding == "rope":
-            cos, sin = rope_tables(args.head_dim, args.max_seq_len, args.rope_base)
+            cos, sin = rope_tables(args)
             self.register_buffer("rope_cos", cos, persistent=False)
             self.register_buffer("rope_sin", sin, persistent=False)
         elif args.position_encoding == "alibi":

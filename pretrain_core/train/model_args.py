@@ -8,6 +8,7 @@ from typing import Literal
 PositionEncoding = Literal["rope", "alibi", "learned", "sinusoidal"]
 Objective = Literal["causal", "masked"]  # what the model predicts (train/objective.py)
 Parametrization = Literal["standard", "mup"]
+RopeScaling = Literal["none", "linear", "ntk", "yarn", "llama3"]  # train/rope_scaling.py
 
 
 @dataclass(frozen=True)
@@ -20,6 +21,9 @@ class ModelArgs:
     d_model: int
     max_seq_len: int
     rope_base: float = 10000.0
+    rope_scaling: RopeScaling = "none"  # how positions past rope_original_seq_len are mapped (rope_scaling.py)
+    rope_scaling_factor: float = 1.0
+    rope_original_seq_len: int | None = None  # the length the model was first trained at (default: max_seq_len)
     norm_eps: float = 1e-5
     position_encoding: PositionEncoding = "rope"
     dropout: float = 0.0  # embedding, attention-probability and residual dropout while training

@@ -15,7 +15,7 @@ from pretrain_core.config_base import StrictModel
 from pretrain_core.limits import MAX_SECONDS
 from pretrain_core.train.config import ModelPreset, TrainConfig
 from pretrain_core.train.layout import PipelineSchedule
-from pretrain_core.train.model_args import Objective, PositionEncoding
+from pretrain_core.train.model_args import Objective, Parametrization, PositionEncoding, RopeScaling
 from pretrain_core.train.precision import Precision
 
 
@@ -55,7 +55,8 @@ FORM_KNOBS = (
     "num_threads", "nproc_per_node", "nnodes", "rdzv_endpoint", "tokens_url", "tokenizer_url", "checkpoint_every",
     "keep_last_checkpoints", "keep_best_checkpoint", "checkpoint_every_minutes", "lr_schedule", "position_encoding",
     "dropout", "activation_checkpointing", "compile", "objective", "tensor_parallel", "pipeline_parallel",
-    "pipeline_schedule", "pipeline_microbatches", "context_parallel", "strategy", "gpu_memory_gib",
+    "pipeline_schedule", "pipeline_microbatches", "context_parallel", "strategy", "gpu_memory_gib", "parametrization",
+    "rope_scaling", "rope_scaling_factor", "init_from",
 )  # fmt: skip
 
 
@@ -107,6 +108,10 @@ class TrainRunParams(StrictModel):
     context_parallel: int = _knob("context_parallel")
     strategy: Literal["ddp", "fsdp"] = _knob("strategy")
     gpu_memory_gib: float | None = _knob("gpu_memory_gib")
+    parametrization: Parametrization = _knob("parametrization")
+    rope_scaling: RopeScaling = _knob("rope_scaling")
+    rope_scaling_factor: float = _knob("rope_scaling_factor")
+    init_from: str | None = _knob("init_from")
     timeout_s: float | None = Field(
         default=None,
         gt=0,

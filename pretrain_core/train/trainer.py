@@ -25,7 +25,9 @@ from pretrain_core.train.allocator import keep_freed_memory
 from pretrain_core.train.checkpoint import (
     latest_checkpoint,
     load_checkpoint,
+    load_model,
     read_meta,
+    resolve_checkpoint,
     unevaluated_checkpoints,
     unsharded_copy,
 )
@@ -106,7 +108,14 @@ class Trainer:
         random.seed(config.seed)
         np.random.seed(config.seed)
         torch.manual_seed(config.seed)
+        self.resumed_from = latest_checkpoint(config.output_url)
+        start_from = config.init_from if config.init_from and not self.resumed_from else None
+        if start_from is not None:
+            start_from = resolve_checkpoint(start_from)
+            self.config = config = _extending(config, read_meta(start_from))
         self.model = GPT(config.model_args(tokenizer.get_piece_size())).to(env.device)
+        if start_from is not None:
+            self._start_from(start_from)
         self.model.activation_checkpointing = config.activation_checkpointing
         self.masking = masking_of(self.model.args, config.mask_rate)
         if config.compile:
@@ -128,7 +137,6 @@ class Trainer:
                 config.peak_lr(), config.lr, config.tokens_per_step, config.lr_reference_batch_tokens,
             )  # fmt: skip
         self.state: dict[str, Any] = {"step": 0, "data": {}, "tokens_seen": 0, "initial_validation_loss": None}
-        self.resumed_from = latest_checkpoint(config.output_url)
         if self.resumed_from:
             if read_meta(self.resumed_from)["tokenizer_sha256"] != self.tokenizer_sha256:
                 raise ValueError(f"{self.resumed_from} was trained with another tokenizer than {config.tokenizer_url}")
@@ -162,6 +170,18 @@ class Trainer:
         self.spikes = LossSpikeDetector(config.loss_spike_window, config.loss_spike_sigma)
         self.health: dict[str, float] = {}
         self.stragglers = StragglerCheck(env, config.straggler_check_every, config.straggler_factor)
+
+    def _start_from(self, url: str) -> None:
+        """Load a checkpoint's weights into the fresh model (its rotary tables are this config's)."""
+        meta = read_meta(url)
+        if meta["tokenizer_sha256"] != self.tokenizer_sha256:
+            raise ValueError(f"init_from {url} was trained with another tokenizer than {self.config.tokenizer_url}")
+        weights, _ = load_model(url)
+        try:
+            self.model.load_state_dict(weights.state_dict())
+        except RuntimeError as error:
+            raise ValueError(f"init_from {url} does not fit this model: {str(error).splitlines()[0]}") from None
+        log.info("weights from %s (step %d), context %d tokens", url, meta["step"], self.config.seq_len)
 
     def fit(self, stop: threading.Event) -> TrainResult:
         config = self.config
@@ -479,6 +499,16 @@ class Trainer:
             "world_size": self.env.world_size,
             "checkpoint_url": latest_checkpoint(self.config.output_url),
         }
+
+
+def _extending(config: TrainConfig, meta: dict[str, Any]) -> TrainConfig:
+    """The config of a run starting from a checkpoint: RoPE scaling stretches from the length that checkpoint was
+    first trained at, unless the config says otherwise."""
+    if config.rope_original_seq_len is not None:
+        return config
+    args = meta["model_args"]
+    original = args.get("rope_original_seq_len") or args["max_seq_len"]
+    return config.model_copy(update={"rope_original_seq_len": original})
 
 
 def compile_in_place(model: GPT, config: TrainConfig, env: DistEnv) -> bool:

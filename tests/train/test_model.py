@@ -57,7 +57,7 @@ def test_residual_projections_get_depth_scaled_init(model: GPT) -> None:
 
 
 def test_rope_rotates_without_changing_norms_and_encodes_relative_position() -> None:
-    cos, sin = rope_tables(8, 16, 10000.0)
+    cos, sin = rope_tables(ModelArgs(vocab_size=10, n_layer=1, n_head=1, d_model=8, max_seq_len=16))
     q = torch.randn(1, 1, 16, 8)
     rotated = apply_rope(q, cos, sin)
     assert torch.allclose(rotated.norm(dim=-1), q.norm(dim=-1), atol=1e-5)
