@@ -43,6 +43,14 @@ def add_model_commands(commands: Any) -> None:
     evaluate.add_argument("--tokens-url", help="token shards root (default: the ones it was trained on)")
     evaluate.add_argument("--tokenizer-url", help="SentencePiece model (default: the checkpoint's)")
     evaluate.add_argument("--reevaluate", action="store_true", help="replace a recorded evaluation")
+    evaluate.add_argument(
+        "--long-context", action="store_true",
+        help="instead: held-out loss by position and passkey retrieval by context length and depth, past the "
+        "trained length (writes long_context-<scaling>-x<factor>.json and .png beside the checkpoint)",
+    )  # fmt: skip
+    evaluate.add_argument("--lengths", type=int, nargs="+", default=[256, 512, 1024, 2048], help="--long-context")
+    evaluate.add_argument("--rope-scaling", choices=("none", "linear", "ntk", "yarn", "llama3"), help="--long-context")
+    evaluate.add_argument("--rope-factor", type=float, help="--long-context: the scaling's factor")
     add_config_flags(evaluate, EvalConfig)
 
     export = commands.add_parser(
@@ -137,9 +145,32 @@ def _generate(args: argparse.Namespace) -> int:
 def _evaluate(args: argparse.Namespace) -> int:
     from pretrain_core.evaluate.evaluator import evaluate_checkpoint
 
+    if args.long_context:
+        return _long_context(args)
+
     cfg = config_from_args(EvalConfig, args)
     result = evaluate_checkpoint(args.source, args.tokens_url, args.tokenizer_url, cfg, args.reevaluate)
     print(result.model_dump_json(indent=2))
+    return 0
+
+
+def _long_context(args: argparse.Namespace) -> int:
+    from pretrain_core.evaluate.long_context import evaluate_checkpoint_long_context
+
+    result, url = evaluate_checkpoint_long_context(
+        args.source, args.lengths, args.rope_scaling, args.rope_factor, args.tokens_url
+    )
+    print(
+        f"trained at {result.trained_length} tokens, RoPE scaling {result.rope_scaling} x{result.rope_scaling_factor:g}"
+    )
+    print(f"{'context':>8} {'last bucket':>12} {'loss':>7}  passkey accuracy by depth 0/25/50/75/100 %")
+    for length in args.lengths:
+        last = [p for p in result.positions if p.length == length][-1:]
+        cells = [f"{c.accuracy:.0%}" for c in result.passkey if c.length == length]
+        bucket = f"{last[0].start}-{last[0].end}" if last else "-"
+        loss = f"{last[0].loss:.3f}" if last else "-"
+        print(f"{length:>8} {bucket:>12} {loss:>7}  {' '.join(cells)}")
+    print(f"figures: {url}")
     return 0
 
 
