@@ -55,14 +55,16 @@ def add_model_commands(commands: Any) -> None:
 
     export = commands.add_parser(
         "export",
-        help="write a model as safetensors, ONNX or int8 ONNX, checked against the original",
+        help="write a model as safetensors, ONNX, int8 ONNX or Hugging Face Llama, checked against the original",
         description="safetensors: weights + config.json + tokenizer.model, loadable without pickle (by generate "
         "and serve too); onnx: the graph (ids -> logits) through torch's dynamo exporter, checked with ONNX "
         "Runtime; int8: that graph with int8 weights (ONNX Runtime dynamic quantisation), its size, speed and "
-        "held-out perplexity beside fp32. The report is printed and written to export.json.",
+        "held-out perplexity beside fp32; hf: a LlamaForCausalLM directory transformers loads (train.block=llama, "
+        "RoPE; the logits checked through transformers when installed). The report is printed and written to "
+        "export.json.",
     )
     export.add_argument("source", help=SOURCE_HELP)
-    export.add_argument("--format", required=True, choices=("safetensors", "onnx", "int8"), dest="format")
+    export.add_argument("--format", required=True, choices=("safetensors", "onnx", "int8", "hf"), dest="format")
     export.add_argument("--output", required=True, metavar="URL", help="output directory (any fsspec URL)")
     export.add_argument("--dtype", default="fp32", choices=PRECISIONS, help="safetensors weights")
     export.add_argument("--tokens-url", help="token shards for int8's perplexity (default: the training ones)")

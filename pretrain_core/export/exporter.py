@@ -20,14 +20,14 @@ import torch
 from pydantic import BaseModel
 
 from pretrain_core import storage
-from pretrain_core.export import safetensors_format
+from pretrain_core.export import hf_format, safetensors_format
 from pretrain_core.export.bundle import ModelBundle, load_bundle
 from pretrain_core.train.checkpoint import TOKENIZER_FILE
 from pretrain_core.train.data import load_sequences
 from pretrain_core.train.model import GPT
 from pretrain_core.train.precision import Precision
 
-ExportFormat = Literal["safetensors", "onnx", "int8"]
+ExportFormat = Literal["safetensors", "onnx", "int8", "hf"]
 REPORT_FILE = "export.json"
 ONNX_FILES = {"onnx": "model.onnx", "int8": "model.int8.onnx"}
 PROBE_SEED = 20261205
@@ -46,6 +46,7 @@ class ExportReport(BaseModel):
     perplexity: dict[str, float]  # held-out sequences: torch fp32 and the export (int8 only)
     heldout_sequences: int
     seconds: float
+    verified_by: str = "the exported graph or weights"  # hf: transformers, when installed
 
 
 def probe_ids(model: GPT) -> np.ndarray:
@@ -123,10 +124,15 @@ def export_model(
     speeds = {"torch_fp32": tokens_per_second(reference, model)}
     ppl: dict[str, float] = {}
     sequences = np.zeros((0, 0), np.int32)
+    verified_by = "the exported graph or weights"
     if fmt == "safetensors":
         names = safetensors_format.write(model, bundle.tokenizer_proto, output_url, provenance, dtype)
         reloaded, _, _ = safetensors_format.read(output_url)
         difference = float(np.abs(torch_logits(reloaded)(probe) - expected).max())
+    elif fmt == "hf":
+        names = hf_format.write(model, bundle.tokenizer_proto, output_url, provenance)
+        logits, verified_by = hf_format.reloaded_logits(output_url, probe)
+        difference = float(np.abs(logits - expected).max())
     else:
         from pretrain_core.export.onnx_format import OnnxLogits, export_graph, quantize_int8
 
@@ -165,6 +171,7 @@ def export_model(
         perplexity={name: round(value, 4) for name, value in ppl.items()},
         heldout_sequences=len(sequences),
         seconds=round(time.perf_counter() - started, 3),
+        verified_by=verified_by,
     )
     storage.write_json(storage.join(output_url, REPORT_FILE), report.model_dump(mode="json"))
     return report

@@ -19,7 +19,14 @@ from pretrain_core.limits import (
 )
 from pretrain_core.train.compression import NEEDS_NCCL, GradientCompression
 from pretrain_core.train.layout import Layout, PipelineSchedule, pipeline_problems, stages_per_rank
-from pretrain_core.train.model_args import ModelArgs, Objective, Parametrization, PositionEncoding, RopeScaling
+from pretrain_core.train.model_args import (
+    BlockKind,
+    ModelArgs,
+    Objective,
+    Parametrization,
+    PositionEncoding,
+    RopeScaling,
+)
 from pretrain_core.train.precision import Precision
 
 log = logging.getLogger(__name__)
@@ -50,6 +57,18 @@ class TrainConfig(StrictModel):
     n_head: int | None = Field(default=None, ge=1, le=128, description="Attention heads (overrides the preset).")
     d_model: int | None = Field(default=None, ge=16, le=16384, description="Residual width (overrides the preset).")
     seq_len: int = Field(default=256, ge=8, le=8192, description="Tokens per training sequence; must match the shards.")
+    block: BlockKind = Field(
+        default="gpt",
+        description="gpt: GELU MLP (GPT-2's); llama: SwiGLU MLP (8/3 x d_model hidden), the block Hugging Face's "
+        "LlamaForCausalLM runs, so `pretrain export --format hf` can write it. Both: pre-norm RMSNorm, no biases.",
+    )
+    n_kv_head: int | None = Field(
+        default=None,
+        ge=1,
+        le=128,
+        description="Grouped-query attention: key/value heads, each shared by n_head / n_kv_head query heads (a "
+        "smaller KV cache); must divide n_head. Unset: one per query head.",
+    )
     parametrization: Parametrization = Field(
         default="standard",
         description="standard, or mup (maximal update parametrization, with m = d_model / mup_base_width): hidden "
@@ -356,6 +375,8 @@ class TrainConfig(StrictModel):
         _, n_head, d_model = self.model_shape()
         if d_model % n_head or (d_model // n_head) % 2:
             raise ValueError(f"d_model {d_model} must split into {n_head} heads of even size (RoPE rotates pairs)")
+        if self.n_kv_head is not None and n_head % self.n_kv_head:
+            raise ValueError(f"n_kv_head {self.n_kv_head} must divide n_head {n_head} (each shares a group of queries)")
         if not 0 <= self.betas[0] < 1 or not 0 <= self.betas[1] < 1:
             raise ValueError(f"betas {self.betas} must lie in [0, 1)")
         self._check_layout()
@@ -433,6 +454,7 @@ class TrainConfig(StrictModel):
             mask_token_id=vocab_size if masked else None, parametrization=self.parametrization,
             mup_base_width=self.mup_base_width, rope_scaling=self.rope_scaling,
             rope_scaling_factor=self.rope_scaling_factor, rope_original_seq_len=self.rope_original_seq_len,
+            block=self.block, n_kv_head=self.n_kv_head,
         )  # fmt: skip
 
     def peak_lr(self) -> float:

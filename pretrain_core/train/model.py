@@ -89,8 +89,8 @@ class CausalSelfAttention(nn.Module):
         self.scale = args.attention_scale
         # three projections, not one fused (C, 3C): split column-wise, each tensor-parallel rank gets whole heads
         self.q = nn.Linear(args.d_model, args.d_model, bias=False)
-        self.k = nn.Linear(args.d_model, args.d_model, bias=False)
-        self.v = nn.Linear(args.d_model, args.d_model, bias=False)
+        self.k = nn.Linear(args.d_model, args.kv_heads * args.head_dim, bias=False)
+        self.v = nn.Linear(args.d_model, args.kv_heads * args.head_dim, bias=False)
         self.proj = nn.Linear(args.d_model, args.d_model, bias=False)
 
     def forward(
@@ -114,7 +114,9 @@ class CausalSelfAttention(nn.Module):
             y = sharded_attention(q, k, v, shard, self.causal, bias, self.scale)
             return self.proj(y.transpose(1, 2).reshape(b, t, -1))
         if cache is not None:
-            k, v = cache.update(layer, k, v)  # (B, H, start + T, D)
+            k, v = cache.update(layer, k, v)  # (B, H_kv, start + T, D): the cache holds the shared heads only
+        if k.shape[1] != q.shape[1]:  # grouped-query attention: each key/value head serves a group of queries
+            k, v = (x.repeat_interleave(q.shape[1] // k.shape[1], dim=1) for x in (k, v))
         p = self.dropout if self.training else 0.0
         if bias is not None:  # ALiBi: the causal mask, if any, is inside the bias
             y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.to(q.dtype), dropout_p=p, scale=self.scale)
@@ -132,11 +134,24 @@ class CausalSelfAttention(nn.Module):
 class MLP(nn.Module):
     def __init__(self, args: ModelArgs) -> None:
         super().__init__()
-        self.up = nn.Linear(args.d_model, 4 * args.d_model, bias=False)
-        self.down = nn.Linear(4 * args.d_model, args.d_model, bias=False)
+        self.up = nn.Linear(args.d_model, args.ffn_hidden, bias=False)
+        self.down = nn.Linear(args.ffn_hidden, args.d_model, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.down(F.gelu(self.up(x)))  # (B, T, C) → (B, T, 4C) → (B, T, C)
+
+
+class SwiGLU(nn.Module):
+    """Llama's MLP: a SiLU-gated linear unit (Shazeer 2020), down(silu(gate(x)) * up(x))."""
+
+    def __init__(self, args: ModelArgs) -> None:
+        super().__init__()
+        self.gate = nn.Linear(args.d_model, args.ffn_hidden, bias=False)
+        self.up = nn.Linear(args.d_model, args.ffn_hidden, bias=False)
+        self.down = nn.Linear(args.ffn_hidden, args.d_model, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.down(F.silu(self.gate(x)) * self.up(x))
 
 
 class Block(nn.Module):
@@ -145,7 +160,7 @@ class Block(nn.Module):
         self.attn_norm = nn.RMSNorm(args.d_model, eps=args.norm_eps)
         self.attn = CausalSelfAttention(args)
         self.mlp_norm = nn.RMSNorm(args.d_model, eps=args.norm_eps)
-        self.mlp = MLP(args)
+        self.mlp = SwiGLU(args) if args.block == "llama" else MLP(args)
         self.drop = nn.Dropout(args.dropout)
 
     def forward(

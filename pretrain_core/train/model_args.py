@@ -9,6 +9,7 @@ PositionEncoding = Literal["rope", "alibi", "learned", "sinusoidal"]
 Objective = Literal["causal", "masked"]  # what the model predicts (train/objective.py)
 Parametrization = Literal["standard", "mup"]
 RopeScaling = Literal["none", "linear", "ntk", "yarn", "llama3"]  # train/rope_scaling.py
+BlockKind = Literal["gpt", "llama"]  # the MLP: GELU (GPT-2) or SwiGLU (Llama, exportable to Hugging Face)
 
 
 @dataclass(frozen=True)
@@ -29,12 +30,26 @@ class ModelArgs:
     dropout: float = 0.0  # embedding, attention-probability and residual dropout while training
     causal: bool = True  # False: bidirectional attention, for the masked objective
     mask_token_id: int | None = None  # the [MASK] id of a masked-objective model (the last row of its vocabulary)
+    block: BlockKind = "gpt"
+    n_kv_head: int | None = None  # grouped-query attention: key/value heads shared by n_head / n_kv_head queries
     parametrization: Parametrization = "standard"
     mup_base_width: int = 128  # under µP: the width at which it equals standard parametrization
 
     @property
     def head_dim(self) -> int:
         return self.d_model // self.n_head
+
+    @property
+    def kv_heads(self) -> int:
+        return self.n_kv_head or self.n_head
+
+    @property
+    def ffn_hidden(self) -> int:
+        """The MLP's hidden width: 4 x d_model for GELU; for SwiGLU's three matrices 8/3 x d_model rounded up to a
+        multiple of 64 (about the same parameters, Llama's choice)."""
+        if self.block == "gpt":
+            return 4 * self.d_model
+        return 64 * -(-8 * self.d_model // (3 * 64))
 
     @property
     def width_mult(self) -> float:

@@ -22,12 +22,14 @@ BLOCK_PLAN = {
     "mlp.up": ColwiseParallel(),
     "mlp.down": RowwiseParallel(),
 }
+SWIGLU_PLAN = {**BLOCK_PLAN, "mlp.gate": ColwiseParallel()}
 
 
 def apply_tensor_parallel(model: GPT, tp_mesh: DeviceMesh) -> None:
     """Shard every block of ``model`` in place over ``tp_mesh`` (1-D); heads must split evenly."""
     size = tp_mesh.size()
-    if model.args.n_head % size:
+    if model.args.n_head % size or model.args.kv_heads % size:
         raise ValueError(f"{model.args.n_head} attention heads do not split over {size} tensor-parallel ranks")
+    plan = SWIGLU_PLAN if model.args.block == "llama" else BLOCK_PLAN
     for block in model.blocks.values():
-        parallelize_module(block, tp_mesh, BLOCK_PLAN)
+        parallelize_module(block, tp_mesh, plan)
