@@ -47,6 +47,7 @@ def hf_problems(args: ModelArgs) -> list[str]:
         (not args.causal, "the masked objective: LlamaForCausalLM predicts the next token"),
         (args.parametrization == "mup", "µP's output and attention multipliers: Llama has neither"),
         (args.rope_scaling in ("ntk", "yarn"), f"rope_scaling {args.rope_scaling}: transformers computes it otherwise"),
+        (args.moe_experts > 0, "a mixture of experts: LlamaForCausalLM's MLP is dense"),
     ]
     return [reason for failed, reason in checks if failed]
 

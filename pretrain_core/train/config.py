@@ -22,6 +22,8 @@ from pretrain_core.train.layout import Layout, PipelineSchedule, pipeline_proble
 from pretrain_core.train.model_args import (
     BlockKind,
     ModelArgs,
+    MoeBalance,
+    MoeRouter,
     Objective,
     Parametrization,
     PositionEncoding,
@@ -69,6 +71,28 @@ class TrainConfig(StrictModel):
         description="Grouped-query attention: key/value heads, each shared by n_head / n_kv_head query heads (a "
         "smaller KV cache); must divide n_head. Unset: one per query head.",
     )
+    moe_experts: int = Field(
+        default=0,
+        ge=0,
+        le=512,
+        description="0: a dense MLP. Else a mixture of this many experts per block, each token routed to its top "
+        "moe_top_k; each expert is the dense MLP's width / moe_top_k, so a token costs what it costs dense.",
+    )
+    moe_top_k: int = Field(default=2, ge=1, le=64, description="Experts each token visits.")
+    moe_router: MoeRouter = Field(default="softmax", description="softmax (Switch, Mixtral) or sigmoid (DeepSeek-V3).")
+    moe_balance: MoeBalance = Field(
+        default="loss",
+        description="loss: Switch's load-balancing loss (weight 0.01) plus the router z-loss (0.001); bias: "
+        "DeepSeek-V3's auxiliary-loss-free expert bias, nudged after each step towards idle experts.",
+    )
+    moe_capacity_factor: float | None = Field(
+        default=None,
+        gt=0,
+        le=64,
+        description="An expert takes at most this x tokens x top_k / experts tokens per forward; the rest are "
+        "dropped (residual only) and counted in TensorBoard. Unset: dropless.",
+    )
+    moe_shared_expert: bool = Field(default=False, description="Add an expert every token passes through.")
     parametrization: Parametrization = Field(
         default="standard",
         description="standard, or mup (maximal update parametrization, with m = d_model / mup_base_width): hidden "
@@ -375,6 +399,10 @@ class TrainConfig(StrictModel):
         _, n_head, d_model = self.model_shape()
         if d_model % n_head or (d_model // n_head) % 2:
             raise ValueError(f"d_model {d_model} must split into {n_head} heads of even size (RoPE rotates pairs)")
+        if self.moe_experts and self.moe_top_k > self.moe_experts:
+            raise ValueError(f"moe_top_k {self.moe_top_k} exceeds the {self.moe_experts} experts")
+        if self.moe_experts and (self.model_parallel or self.context_parallel > 1):
+            raise ValueError("moe_experts runs with data parallelism only for now (no expert parallelism yet)")
         if self.n_kv_head is not None and n_head % self.n_kv_head:
             raise ValueError(f"n_kv_head {self.n_kv_head} must divide n_head {n_head} (each shares a group of queries)")
         if not 0 <= self.betas[0] < 1 or not 0 <= self.betas[1] < 1:
@@ -454,7 +482,9 @@ class TrainConfig(StrictModel):
             mask_token_id=vocab_size if masked else None, parametrization=self.parametrization,
             mup_base_width=self.mup_base_width, rope_scaling=self.rope_scaling,
             rope_scaling_factor=self.rope_scaling_factor, rope_original_seq_len=self.rope_original_seq_len,
-            block=self.block, n_kv_head=self.n_kv_head,
+            block=self.block, n_kv_head=self.n_kv_head, moe_experts=self.moe_experts, moe_top_k=self.moe_top_k,
+            moe_router=self.moe_router, moe_balance=self.moe_balance, moe_capacity_factor=self.moe_capacity_factor,
+            moe_shared_expert=self.moe_shared_expert,
         )  # fmt: skip
 
     def peak_lr(self) -> float:

@@ -20,6 +20,7 @@ from torch.utils.checkpoint import checkpoint
 from pretrain_core.train.context_parallel import SequenceShard, sharded_attention
 from pretrain_core.train.kv_cache import KVCache
 from pretrain_core.train.model_args import ModelArgs
+from pretrain_core.train.moe import MixtureOfExperts, moe_layers
 from pretrain_core.train.rope_scaling import scaled_frequencies
 
 INIT_STD = 0.02  # GPT-2's weight init
@@ -132,10 +133,11 @@ class CausalSelfAttention(nn.Module):
 
 
 class MLP(nn.Module):
-    def __init__(self, args: ModelArgs) -> None:
+    def __init__(self, args: ModelArgs, hidden: int | None = None) -> None:
         super().__init__()
-        self.up = nn.Linear(args.d_model, args.ffn_hidden, bias=False)
-        self.down = nn.Linear(args.ffn_hidden, args.d_model, bias=False)
+        hidden = hidden or args.ffn_hidden
+        self.up = nn.Linear(args.d_model, hidden, bias=False)
+        self.down = nn.Linear(hidden, args.d_model, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.down(F.gelu(self.up(x)))  # (B, T, C) → (B, T, 4C) → (B, T, C)
@@ -144,11 +146,12 @@ class MLP(nn.Module):
 class SwiGLU(nn.Module):
     """Llama's MLP: a SiLU-gated linear unit (Shazeer 2020), down(silu(gate(x)) * up(x))."""
 
-    def __init__(self, args: ModelArgs) -> None:
+    def __init__(self, args: ModelArgs, hidden: int | None = None) -> None:
         super().__init__()
-        self.gate = nn.Linear(args.d_model, args.ffn_hidden, bias=False)
-        self.up = nn.Linear(args.d_model, args.ffn_hidden, bias=False)
-        self.down = nn.Linear(args.ffn_hidden, args.d_model, bias=False)
+        hidden = hidden or args.ffn_hidden
+        self.gate = nn.Linear(args.d_model, hidden, bias=False)
+        self.up = nn.Linear(args.d_model, hidden, bias=False)
+        self.down = nn.Linear(hidden, args.d_model, bias=False)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.down(F.silu(self.gate(x)) * self.up(x))
@@ -160,7 +163,8 @@ class Block(nn.Module):
         self.attn_norm = nn.RMSNorm(args.d_model, eps=args.norm_eps)
         self.attn = CausalSelfAttention(args)
         self.mlp_norm = nn.RMSNorm(args.d_model, eps=args.norm_eps)
-        self.mlp = SwiGLU(args) if args.block == "llama" else MLP(args)
+        dense: type[MLP | SwiGLU] = SwiGLU if args.block == "llama" else MLP
+        self.mlp: nn.Module = MixtureOfExperts(args, dense) if args.moe_experts else dense(args)
         self.drop = nn.Dropout(args.dropout)
 
     def forward(
@@ -215,7 +219,7 @@ class GPT(nn.Module):
                     if isinstance(module, nn.Linear):
                         module.weight.mul_(hidden_std / INIT_STD)
         for name, param in self.named_parameters():
-            if name.endswith(("attn.proj.weight", "mlp.down.weight")):
+            if name.endswith(("attn.proj.weight", "down.weight")):  # every MLP's and expert's down projection
                 # GPT-2: scale residual writes so the residual stream's variance does not grow with depth.
                 nn.init.normal_(param, mean=0.0, std=hidden_std / math.sqrt(2 * args.n_layer))
 
@@ -229,8 +233,14 @@ class GPT(nn.Module):
         return sum(p.numel() for p in self.parameters())
 
     def non_embedding_params(self) -> int:
-        """Parameters outside the (tied) token embedding: what the FLOPs per token count (Kaplan et al.)."""
-        return self.num_params() - self.args.vocab_size * self.args.d_model
+        """Parameters outside the (tied) token embedding that a token passes through: what the FLOPs per token
+        count (Kaplan et al.); a mixture of experts counts the k experts a token visits, not all of them."""
+        idle = 0
+        for layer in moe_layers(self):
+            idle += sum(p.numel() for p in layer.experts[0].parameters()) * (
+                self.args.moe_experts - self.args.moe_top_k
+            )
+        return self.num_params() - self.args.vocab_size * self.args.d_model - idle
 
     def forward(
         self, idx: torch.Tensor, cache: KVCache | None = None, shard: SequenceShard | None = None

@@ -9,6 +9,8 @@ PositionEncoding = Literal["rope", "alibi", "learned", "sinusoidal"]
 Objective = Literal["causal", "masked"]  # what the model predicts (train/objective.py)
 Parametrization = Literal["standard", "mup"]
 RopeScaling = Literal["none", "linear", "ntk", "yarn", "llama3"]  # train/rope_scaling.py
+MoeRouter = Literal["softmax", "sigmoid"]
+MoeBalance = Literal["loss", "bias"]
 BlockKind = Literal["gpt", "llama"]  # the MLP: GELU (GPT-2) or SwiGLU (Llama, exportable to Hugging Face)
 
 
@@ -32,6 +34,14 @@ class ModelArgs:
     mask_token_id: int | None = None  # the [MASK] id of a masked-objective model (the last row of its vocabulary)
     block: BlockKind = "gpt"
     n_kv_head: int | None = None  # grouped-query attention: key/value heads shared by n_head / n_kv_head queries
+    moe_experts: int = 0  # 0: a dense MLP; else a mixture of this many experts (train/moe.py)
+    moe_top_k: int = 2
+    moe_router: MoeRouter = "softmax"
+    moe_balance: MoeBalance = "loss"
+    moe_capacity_factor: float | None = None
+    moe_shared_expert: bool = False
+    moe_aux_weight: float = 0.01
+    moe_z_weight: float = 0.001
     parametrization: Parametrization = "standard"
     mup_base_width: int = 128  # under µP: the width at which it equals standard parametrization
 
@@ -50,6 +60,12 @@ class ModelArgs:
         if self.block == "gpt":
             return 4 * self.d_model
         return 64 * -(-8 * self.d_model // (3 * 64))
+
+    @property
+    def expert_hidden(self) -> int:
+        """Each expert's hidden width: the dense MLP's split over the k experts a token visits, so a token costs
+        what it costs in the dense model (1 expert, top-1: the dense MLP itself)."""
+        return max(1, self.ffn_hidden // self.moe_top_k)
 
     @property
     def width_mult(self) -> float:

@@ -15,6 +15,7 @@ from torch import nn
 from pretrain_core.train.context_parallel import SequenceShard
 from pretrain_core.train.distributed import DistEnv, all_reduce_sum, clip_grad_norm, gradient_sync
 from pretrain_core.train.model import cross_entropy
+from pretrain_core.train.moe import moe_aux_loss, moe_layers
 from pretrain_core.train.objective import IGNORE, Masking, held_out_generator
 from pretrain_core.train.pipeline import Pipeline
 from pretrain_core.train.precision import Precision
@@ -97,8 +98,10 @@ def train_step(
         with gradient_sync(model, enabled=micro == grad_accum_steps - 1):
             with autocast(precision, device):
                 loss = cross_entropy(model(inputs, shard=shard), targets) / grad_accum_steps
+            balance = moe_aux_loss(model)  # experts' balancing losses: trained on, not reported as the loss
+            objective = loss + balance / grad_accum_steps if balance is not None else loss
             lap("forward")
-            (scaler.scale(loss) if scaler is not None else loss).backward()
+            (scaler.scale(objective) if scaler is not None else objective).backward()
         total += loss.item()
         lap("backward")
     if pipeline is not None:
@@ -117,6 +120,8 @@ def train_step(
         skipped = scaler.get_scale() < scale
     scheduler.step()
     optimizer.zero_grad(set_to_none=True)
+    for layer in moe_layers(model):
+        layer.update_bias()  # auxiliary-loss-free balancing, when chosen
     lap("optimizer")
     return StepResult(total, grad_norm, skipped)
 

@@ -54,6 +54,7 @@ from pretrain_core.train.hardware import (
 from pretrain_core.train.health import LossSpikeDetector, StragglerCheck
 from pretrain_core.train.metrics import MetricsLogger
 from pretrain_core.train.model import GPT
+from pretrain_core.train.moe import moe_stats
 from pretrain_core.train.objective import masking_of
 from pretrain_core.train.optim import build_optimizer
 from pretrain_core.train.pipeline import build_pipeline
@@ -381,7 +382,7 @@ class Trainer:
         """Every step: memory and the device's state, a loss spike; on timed steps where this rank's step time
         went; every `straggler_check_every` steps (a collective) the slowest rank of the timed steps."""
         assert self.last_train_loss is not None
-        values = memory_metrics(self.env.device) | device_metrics(self.env.device)
+        values = memory_metrics(self.env.device) | device_metrics(self.env.device) | moe_stats(self.model)
         if timer is not None:
             phases = timer.seconds
             self.stragglers.observe(phases["data"] + phases["forward"])
