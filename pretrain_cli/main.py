@@ -82,9 +82,15 @@ def build_parser() -> argparse.ArgumentParser:
     train = commands.add_parser(
         "train",
         help="train (and evaluate) on the token shards of a finished corpus run, as a Prefect flow",
-        description="Launch training under torchrun on the corpus's token shards, then evaluate each checkpoint.",
+        description="Launch training under torchrun on the corpus's token shards, then evaluate each checkpoint. "
+        "--from starts from another run's weights: with --set pack.seq_len=N (the shards packed longer) and --set "
+        "train.rope_scaling=yarn --set train.rope_scaling_factor=F it extends a model's context.",
     )
     _add_config_args(train)
+    train.add_argument(
+        "--from", dest="init_from", metavar="CHECKPOINT",
+        help="start from this checkpoint's weights (a checkpoint or a training output): train.init_from",
+    )  # fmt: skip
 
     stage = commands.add_parser(
         "stage",
@@ -330,6 +336,8 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "train":
             from flows.train import train
 
+            if args.init_from:
+                args.overrides = [*(args.overrides or []), f"train.init_from={args.init_from}"]
             _load_for_run(args, reads_sources=False)
             train(args.config, args.overrides)
         else:
