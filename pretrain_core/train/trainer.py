@@ -337,9 +337,14 @@ class Trainer:
         """Rank 0 compares autograd with finite differences on a float64 copy. Sharded weights (FSDP, tensor
         parallelism) are first gathered whole onto rank 0, a collective every rank joins: the check covers the
         model's ops; that sharded training computes what one process does is held by the distributed tests."""
+        skipped_because = None
         if self.pipeline is not None:
+            skipped_because = "under pipeline parallelism no rank holds the whole model"
+        elif self.config.moe_experts:
+            skipped_because = "a router's top-k choice is not differentiable (finite differences flip it)"
+        if skipped_because is not None:
             if self.env.is_main and self.step == self.config.grad_check_every:
-                log.info("gradient checks skipped: under pipeline parallelism no rank holds the whole model")
+                log.info("gradient checks skipped: %s", skipped_because)
             return
         sharded = self.config.strategy == "fsdp" or self.env.mesh is not None
         model = unsharded_copy(self.wrapped, self.model.args) if sharded else self.model
