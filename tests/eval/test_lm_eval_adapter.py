@@ -24,6 +24,7 @@ dataset_kwargs:
     test: {items}
 test_split: test
 output_type: multiple_choice
+target_delimiter: ""
 doc_to_text: "{{{{context}}}}"
 doc_to_choice: "{{{{choices}}}}"
 doc_to_target: answer
@@ -96,7 +97,8 @@ def test_the_harness_scores_our_model_on_local_tasks(trained_output: str, offlin
     )
     assert results is not None
     scores = results["results"]
-    # the harness's accuracy is our model's argmax of summed log-probs, choice by choice
+    # the harness's accuracy is our model's argmax of summed log-probs, choice by choice (target_delimiter "": the
+    # harness hands each choice over as it is, not after a space of its own)
     ours = sum(
         max(
             range(len(i.choices)),
