@@ -6,12 +6,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import Any, get_args
 
 from pretrain_core.config_base import ConfigError
 from pretrain_core.generate.config import GenerationConfig
 from pretrain_core.train.config import EvalConfig
 from pretrain_core.train.config_cli import add_config_flags, config_from_args
+from pretrain_core.train.model_args import RopeScaling
 from pretrain_core.train.precision import PRECISIONS
 
 MODEL_COMMANDS = ("generate", "evaluate", "export", "serve")
@@ -49,7 +50,7 @@ def add_model_commands(commands: Any) -> None:
         "trained length (writes long_context-<scaling>-x<factor>.json and .png beside the checkpoint)",
     )  # fmt: skip
     evaluate.add_argument("--lengths", type=int, nargs="+", default=[256, 512, 1024, 2048], help="--long-context")
-    evaluate.add_argument("--rope-scaling", choices=("none", "linear", "ntk", "yarn", "llama3"), help="--long-context")
+    evaluate.add_argument("--rope-scaling", choices=get_args(RopeScaling), help="--long-context")
     evaluate.add_argument("--rope-factor", type=float, help="--long-context: the scaling's factor")
     add_config_flags(evaluate, EvalConfig)
 

@@ -53,15 +53,15 @@ def run_sweep(args: argparse.Namespace) -> int:
 
 
 def run_coord_check(args: argparse.Namespace) -> int:
-    from pretrain_core.train.coord_check import CoordCheckSettings, coord_check, render_coord_check
+    from pretrain_core.train.coord_check import PARAMETRIZATIONS, CoordCheckSettings, coord_check, render_coord_check
 
     settings = CoordCheckSettings(widths=tuple(sorted(args.widths)), steps=args.steps, lr=args.lr,
                                   base_width=min(args.widths))  # fmt: skip
     check = coord_check(settings)
     storage.write_bytes(storage.join(args.output, "coord_check.png"), render_coord_check(check))
     storage.write_bytes(storage.join(args.output, "coord_check.json"), json.dumps(check.scales, indent=1).encode())
-    for parametrization, layers in check.scales.items():
-        growth = layers["logits"][settings.widths[-1]] / layers["logits"][settings.widths[0]]
+    for parametrization in PARAMETRIZATIONS:
+        growth = check.growth(parametrization)
         print(f"{parametrization}: logits x{growth:.2f} from width {settings.widths[0]} to {settings.widths[-1]}")
     print(f"plot: {storage.join(args.output, 'coord_check.png')}")
     return 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import io
 from dataclasses import dataclass, field
+from typing import get_args
 
 import torch
 from torch import nn
@@ -21,6 +22,8 @@ from torch import nn
 from pretrain_core.train.model import GPT, cross_entropy
 from pretrain_core.train.model_args import ModelArgs, Parametrization
 from pretrain_core.train.optim import parameter_groups
+
+PARAMETRIZATIONS: tuple[Parametrization, ...] = get_args(Parametrization)
 
 
 @dataclass(frozen=True)
@@ -84,8 +87,7 @@ def coord_check(settings: CoordCheckSettings | None = None) -> CoordCheck:
     """Train every width under both parametrizations and record the activation scales."""
     settings = settings or CoordCheckSettings()
     check = CoordCheck(settings)
-    parametrizations: tuple[Parametrization, ...] = ("standard", "mup")
-    for parametrization in parametrizations:
+    for parametrization in PARAMETRIZATIONS:
         layers: dict[str, dict[int, float]] = {}
         for width in settings.widths:
             runs = [_scales(settings, parametrization, width, seed) for seed in settings.seeds]
@@ -105,8 +107,7 @@ def render_coord_check(check: CoordCheck) -> bytes:
     figure.subplots_adjust(left=0.07, right=0.98, top=0.88, bottom=0.13, wspace=0.2)
     axes = figure.subplots(1, 2, sharey=True)
     settings = check.settings
-    parametrizations: tuple[Parametrization, ...] = ("standard", "mup")
-    for axis, parametrization in zip(axes, parametrizations, strict=True):
+    for axis, parametrization in zip(axes, PARAMETRIZATIONS, strict=True):
         for layer, by_width in check.scales[parametrization].items():
             widths = sorted(by_width)
             axis.plot(widths, [by_width[w] for w in widths], marker="o", label=layer)
