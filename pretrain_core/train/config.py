@@ -93,6 +93,13 @@ class TrainConfig(StrictModel):
         "dropped (residual only) and counted in TensorBoard. Unset: dropless.",
     )
     moe_shared_expert: bool = Field(default=False, description="Add an expert every token passes through.")
+    expert_parallel: int = Field(
+        default=1,
+        ge=1,
+        le=512,
+        description="Data-parallel ranks each MoE layer's experts are spread over (each holds moe_experts / this "
+        "many; tokens travel to their experts by all-to-all). Must divide the ranks and moe_experts; DDP only.",
+    )
     parametrization: Parametrization = Field(
         default="standard",
         description="standard, or mup (maximal update parametrization, with m = d_model / mup_base_width): hidden "
@@ -402,7 +409,8 @@ class TrainConfig(StrictModel):
         if self.moe_experts and self.moe_top_k > self.moe_experts:
             raise ValueError(f"moe_top_k {self.moe_top_k} exceeds the {self.moe_experts} experts")
         if self.moe_experts and (self.model_parallel or self.context_parallel > 1):
-            raise ValueError("moe_experts runs with data parallelism only for now (no expert parallelism yet)")
+            raise ValueError("moe_experts runs with data and expert parallelism only (no tensor, pipeline or context)")
+        self._check_expert_parallel()
         if self.n_kv_head is not None and n_head % self.n_kv_head:
             raise ValueError(f"n_kv_head {self.n_kv_head} must divide n_head {n_head} (each shares a group of queries)")
         if not 0 <= self.betas[0] < 1 or not 0 <= self.betas[1] < 1:
@@ -424,6 +432,24 @@ class TrainConfig(StrictModel):
                 "decays; warmup is usually 1-10%% of the run", self.warmup_steps, self.max_steps,
             )  # fmt: skip
         return self
+
+    def _check_expert_parallel(self) -> None:
+        """Expert parallelism needs experts to spread, ranks to spread them over and DDP; one line names each lack."""
+        if self.expert_parallel == 1:
+            return
+        ranks = self.nproc_per_node * self.nnodes
+        problems = [
+            problem for problem, broken in (
+                ("needs moe_experts", not self.moe_experts),
+                (f"must divide moe_experts {self.moe_experts}", self.moe_experts % self.expert_parallel),
+                (f"must divide the {ranks} ranks", ranks % self.expert_parallel),
+                ("needs strategy ddp (FSDP would shard the experts again)", self.strategy != "ddp"),
+                ("does not support precision fp16 (ranks would skip different steps)", self.precision == "fp16"),
+                ("does not support gradient_compression", self.gradient_compression != "none"),
+            ) if broken
+        ]  # fmt: skip
+        if problems:
+            raise ValueError(f"expert_parallel {self.expert_parallel} " + "; ".join(problems))
 
     def _check_layout(self) -> None:
         """The parallel layout must fit the ranks and the model; one line names every problem."""

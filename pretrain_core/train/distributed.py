@@ -18,8 +18,10 @@ from torch.nn.parallel import DistributedDataParallel
 
 from pretrain_core.train.compression import compress_gradients
 from pretrain_core.train.config import TrainConfig
+from pretrain_core.train.expert_parallel import expert_gradients, shard_experts
 from pretrain_core.train.layout import MESH_DIMS, Layout
 from pretrain_core.train.model import GPT
+from pretrain_core.train.moe import moe_layers
 from pretrain_core.train.tensor_parallel import apply_tensor_parallel
 
 
@@ -111,12 +113,18 @@ def wrap_model(model: GPT, config: TrainConfig, env: DistEnv) -> nn.Module:
     the root: embeddings, final norm) across ranks; either averages gradients over every rank, context-parallel
     ones included (each holds a mean over as many tokens). With tensor parallelism the blocks are split over each
     tensor-parallel group first, then FSDP2 shards over the data-parallel dimension of the mesh (2-D), when there
-    is one."""
+    is one. A mixture of experts counts its expert loads over every rank, and under expert parallelism each rank
+    keeps its experts, which DDP leaves to `sync_expert_gradients`."""
     if env.tp_size > 1 or env.pp_size > 1:
         shard_on_mesh(model, env)
         return model
     if env.world_size == 1:
         return model
+    for layer in moe_layers(model):
+        layer.count_group = dist.group.WORLD
+    if config.expert_parallel > 1:
+        experts = shard_experts(model, config.expert_parallel, env.device)
+        DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(model, experts)
     if config.strategy == "fsdp":
         for block in model.blocks.values():
             fully_shard(block)
@@ -169,9 +177,12 @@ def clip_grad_norm(
     Tensor parallelism mixes them (sharded blocks, replicated embeddings and norms; on a 2-D mesh, DTensors of two
     meshes), which torch's foreach kernels refuse, so then each gradient's norm is taken on its own (a sharded one
     summed over its group). Under pipeline parallelism each rank holds some layers: the squares are summed over
-    the pipeline ``group``, and the ``uncounted`` parameters (by id: a second copy of a tied weight) left out."""
+    the pipeline ``group``, and the ``uncounted`` parameters (by id: a second copy of a tied weight) left out.
+    Under expert parallelism each rank holds some experts: their squares are summed over the expert group."""
     params = [p for p in model.parameters() if p.grad is not None]
-    grads = [p.grad for p in params if id(p) not in uncounted and p.grad is not None]
+    held_experts, expert_shard = expert_gradients(model)
+    expert_ids = {id(g) for g in held_experts}
+    grads = [p.grad for p in params if id(p) not in uncounted and p.grad is not None and id(p.grad) not in expert_ids]
     layouts = {g.device_mesh if isinstance(g, DTensor) else None for g in grads}  # None: a plain tensor
     if len(layouts) < 2 and grads:
         norm = torch.nn.utils.get_total_norm(grads)
@@ -185,6 +196,10 @@ def clip_grad_norm(
         summed = torch.tensor([square], dtype=torch.float64, device=params[0].device if params else None)
         dist.all_reduce(summed, group=group)
         square = float(summed)
+    if expert_shard is not None:
+        experts = torch.nn.utils.get_total_norm(held_experts).double().square().reshape(1)
+        dist.all_reduce(experts, group=expert_shard.group)
+        square += float(experts)
     total = square**0.5
     if max_norm > 0 and total > max_norm:
         for param in params:

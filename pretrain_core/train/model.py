@@ -234,12 +234,12 @@ class GPT(nn.Module):
 
     def non_embedding_params(self) -> int:
         """Parameters outside the (tied) token embedding that a token passes through: what the FLOPs per token
-        count (Kaplan et al.); a mixture of experts counts the k experts a token visits, not all of them."""
+        count (Kaplan et al.); a mixture of experts counts the k experts a token visits, not all it holds (under
+        expert parallelism, a rank holds some)."""
         idle = 0
         for layer in moe_layers(self):
-            idle += sum(p.numel() for p in layer.experts[0].parameters()) * (
-                self.args.moe_experts - self.args.moe_top_k
-            )
+            expert = next(iter(layer.experts.values()))
+            idle += sum(p.numel() for p in expert.parameters()) * (len(layer.experts) - self.args.moe_top_k)
         return self.num_params() - self.args.vocab_size * self.args.d_model - idle
 
     def forward(

@@ -12,19 +12,26 @@ weighted by the router's gates.
 - A shared expert, when set, sees every token (DeepSeek-MoE).
 
 Each layer keeps the last forward's auxiliary loss and expert loads for the trainer (`moe_aux_loss`, `moe_stats`).
-Experts run one after another on their tokens (no expert parallelism yet).
+Under data parallelism the loads are counted over every rank's tokens (global-batch balancing, as Megatron's), so
+the balancing loss and the bias are those of the whole batch; under expert parallelism (`expert_parallel`) each
+rank holds some experts and the routed tokens travel to them and back by all-to-all.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
+from functools import partial
+from typing import TYPE_CHECKING
 
 import torch
+import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
 from pretrain_core.train.model_args import ModelArgs
+
+if TYPE_CHECKING:
+    from pretrain_core.train.expert_parallel import ExpertShard
 
 BIAS_RATE = 1e-3  # DeepSeek-V3's bias update speed
 
@@ -36,12 +43,15 @@ class MixtureOfExperts(nn.Module):
         super().__init__()
         self.args = args
         self.router = nn.Linear(args.d_model, args.moe_experts, bias=False)
-        self.experts = nn.ModuleList(make_expert(args, args.expert_hidden) for _ in range(args.moe_experts))
+        # keyed by expert number: under expert parallelism a rank keeps some, under the unsplit model's names
+        self.experts = nn.ModuleDict({str(e): make_expert(args, args.expert_hidden) for e in range(args.moe_experts)})
         self.shared = make_expert(args, args.expert_hidden) if args.moe_shared_expert else None
         self.register_buffer("expert_bias", torch.zeros(args.moe_experts), persistent=True)
         self.aux_loss: torch.Tensor | None = None
         self.load = torch.zeros(args.moe_experts)  # share of routed tokens per expert, last forward
         self.dropped = 0  # tokens over capacity, last forward
+        self.shard: ExpertShard | None = None  # expert parallelism: the group this layer's experts are spread over
+        self.count_group: dist.ProcessGroup | None = None  # data parallelism: the ranks whose loads are summed
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         args = self.args
@@ -56,30 +66,59 @@ class MixtureOfExperts(nn.Module):
             gates = gates / gates.sum(dim=-1, keepdim=True).clamp_min(1e-9)
         assigned = F.one_hot(chosen, args.moe_experts).sum(dim=1).float()  # (N, E): 1 where routed
         if args.moe_capacity_factor is not None:
-            capacity = math.ceil(args.moe_capacity_factor * len(tokens) * args.moe_top_k / args.moe_experts)
+            share = torch.full((), args.moe_capacity_factor * args.moe_top_k / args.moe_experts, device=x.device)
+            capacity = torch.ceil(share * tokens.shape[0])  # a tensor, so an exported graph keeps it per batch
             kept = (assigned.cumsum(dim=0) <= capacity) & (assigned > 0)  # the first tokens to arrive are kept
-            self.dropped = int(assigned.sum() - kept.sum())
         else:
             kept = assigned > 0
-            self.dropped = 0
-        out = torch.zeros_like(tokens)
-        for expert_id, expert in enumerate(self.experts):
-            rows = kept[:, expert_id].nonzero(as_tuple=True)[0]
-            if len(rows) == 0:
-                continue
-            gate = (gates * (chosen == expert_id)).sum(dim=-1)[rows]  # this expert's gate for each of its tokens
-            out.index_add_(0, rows, (expert(tokens[rows]) * gate[:, None].to(tokens.dtype)).to(out.dtype))
+        if torch.compiler.is_exporting():
+            out = self._every_expert(tokens, chosen, gates, kept)
+        else:
+            out = self._routed(tokens, chosen, gates, kept)
+            self.dropped = int(assigned.sum() - kept.sum())
+            counts = assigned.sum(dim=0)
+            if self.count_group is not None:
+                dist.all_reduce(counts, group=self.count_group)  # balance over the whole batch of every rank
+            self.load = (counts / counts.sum().clamp_min(1)).detach().cpu()
+            self.aux_loss = self._balance_loss(logits, scores, self.load.to(scores.device))
         if self.shared is not None:
             out = out + self.shared(tokens)
-        self.load = (assigned.sum(dim=0) / max(1, len(tokens) * args.moe_top_k)).detach().cpu()
-        self.aux_loss = self._balance_loss(logits, scores, assigned)
         return out.reshape(shape)
 
-    def _balance_loss(self, logits: torch.Tensor, scores: torch.Tensor, assigned: torch.Tensor) -> torch.Tensor:
-        """Switch's load-balancing loss and the router z-loss (0 under bias balancing, which needs no loss)."""
+    def _routed(
+        self, tokens: torch.Tensor, chosen: torch.Tensor, gates: torch.Tensor, kept: torch.Tensor
+    ) -> torch.Tensor:
+        """Each expert on the tokens routed to it (on this rank, or by all-to-all on the rank holding it), the
+        outputs weighted by their gates and summed per token."""
+        # the kept (token, slot) pairs, ordered by expert (tokens in order within one): each expert's rows are a run
+        token_ids, slots = kept.gather(1, chosen).nonzero(as_tuple=True)
+        experts = chosen[token_ids, slots]
+        order = experts.sort(stable=True).indices
+        token_ids, experts, gate = token_ids[order], experts[order], gates[token_ids, slots][order]
+        per_expert = torch.bincount(experts, minlength=self.args.moe_experts)
+        if self.shard is None:
+            routed = run_experts(self.experts, tokens[token_ids], per_expert)
+        else:
+            routed = self.shard.exchange(tokens[token_ids], per_expert, partial(run_experts, self.experts))
+        weighted = (routed * gate[:, None].to(routed.dtype)).to(tokens.dtype)
+        return torch.zeros_like(tokens).index_add_(0, token_ids, weighted)
+
+    def _every_expert(
+        self, tokens: torch.Tensor, chosen: torch.Tensor, gates: torch.Tensor, kept: torch.Tensor
+    ) -> torch.Tensor:
+        """The same sum with every expert on every token and the unchosen weighted 0: no shape depends on the
+        routing, so graph exporters (ONNX) can trace it; E / k times the expert FLOPs."""
+        weights = torch.zeros_like(kept, dtype=gates.dtype).scatter(1, chosen, gates) * kept
+        out = torch.zeros_like(tokens)
+        for index, expert in enumerate(self.experts.values()):
+            out = out + expert(tokens) * weights[:, index, None].to(tokens.dtype)
+        return out
+
+    def _balance_loss(self, logits: torch.Tensor, scores: torch.Tensor, share: torch.Tensor) -> torch.Tensor:
+        """Switch's load-balancing loss (``share``: each expert's fraction of the routed tokens) and the router
+        z-loss; 0 under bias balancing, which needs no loss."""
         if self.args.moe_balance == "bias":
             return logits.new_zeros(())
-        share = assigned.mean(dim=0) / self.args.moe_top_k  # fraction of routed tokens per expert
         probability = (scores / scores.sum(dim=-1, keepdim=True)).mean(dim=0)
         balance = self.args.moe_experts * (share * probability).sum()
         z_loss = torch.logsumexp(logits, dim=-1).square().mean()
@@ -91,6 +130,13 @@ class MixtureOfExperts(nn.Module):
         if self.args.moe_balance == "bias":
             mean = self.load.mean()
             self.expert_bias += BIAS_RATE * torch.sign(mean - self.load).to(self.expert_bias.device)
+
+
+def run_experts(experts: nn.ModuleDict, rows: torch.Tensor, per_expert: torch.Tensor) -> torch.Tensor:
+    """Each expert on its run of ``rows`` (ordered by expert, ``per_expert`` rows each). An expert with no rows
+    still runs (on none), so its gradient is zero rather than missing and every rank's gradients line up."""
+    chunks = rows.split(per_expert.tolist())
+    return torch.cat([expert(chunk) for expert, chunk in zip(experts.values(), chunks, strict=True)])
 
 
 def moe_layers(model: nn.Module) -> list[MixtureOfExperts]:

@@ -14,6 +14,7 @@ from torch import nn
 
 from pretrain_core.train.context_parallel import SequenceShard
 from pretrain_core.train.distributed import DistEnv, all_reduce_sum, clip_grad_norm, gradient_sync
+from pretrain_core.train.expert_parallel import sync_expert_gradients
 from pretrain_core.train.model import cross_entropy
 from pretrain_core.train.moe import moe_aux_loss, moe_layers
 from pretrain_core.train.objective import IGNORE, Masking, held_out_generator
@@ -106,6 +107,7 @@ def train_step(
         lap("backward")
     if pipeline is not None:
         pipeline.sync_tied_gradients()
+    sync_expert_gradients(model)
     if scaler is None:
         grad_norm = pipeline.clip_grad_norm(grad_clip) if pipeline else clip_grad_norm(model, grad_clip)
         skipped = not math.isfinite(grad_norm)  # a nan/inf gradient would poison every weight it touches

@@ -13,8 +13,13 @@ from pretrain_core import storage
 from pretrain_core.export import safetensors_format
 from pretrain_core.export.bundle import load_bundle
 from pretrain_core.export.exporter import export_model, probe_ids, torch_logits
+from pretrain_core.generate.config import GenerationConfig
+from pretrain_core.generate.decode import generate
 from pretrain_core.train.checkpoint import TOKENIZER_FILE, latest_checkpoint
+from pretrain_core.train.config import TrainConfig
+from pretrain_core.train.trainer import train
 from tests.evaluate import conftest as evaluate_fixtures
+from tests.train.token_corpus import TokenData
 
 token_data = evaluate_fixtures.token_data
 trained_output = evaluate_fixtures.trained_output
@@ -76,3 +81,23 @@ def test_onnx_and_int8_exports_match_torch_and_report_size_speed_and_perplexity(
     assert int8.heldout_sequences == 8 and set(int8.perplexity) == {"torch_fp32", "onnx_int8"}
     assert int8.perplexity["onnx_int8"] == pytest.approx(int8.perplexity["torch_fp32"], rel=0.05)
     assert all(speed > 0 for speed in int8.tokens_per_second.values())
+
+
+def test_a_mixture_of_experts_exports_to_safetensors_and_onnx_and_generates(
+    token_data: TokenData, tmp_path: Path
+) -> None:
+    """Routing picks each token's experts at run time; the ONNX graph runs every expert with the unchosen weighted
+    0 (and the capacity per batch), so it gives the routed model's logits for any batch shape."""
+    config = TrainConfig(
+        model=None, n_layer=2, n_head=2, d_model=32, seq_len=token_data.seq_len, micro_batch_size=4, moe_experts=4,
+        moe_top_k=2, moe_capacity_factor=1.0, max_steps=3, warmup_steps=1, eval_every=3, checkpoint_every=3,
+        num_threads=1, tokens_url=token_data.tokens_url, tokenizer_url=token_data.tokenizer_url,
+        output_url=str(tmp_path / "run"),
+    )  # fmt: skip
+    train(config)
+    assert export_model(config.output_url, "safetensors", str(tmp_path / "st")).max_abs_logit_diff == 0
+    onnx = export_model(config.output_url, "onnx", str(tmp_path / "onnx"))
+    assert onnx.max_abs_logit_diff < 1e-4
+    bundle = load_bundle(str(tmp_path / "st"))
+    ids = generate(bundle.model, [1, 2, 3], GenerationConfig(max_new_tokens=6, strategy="greedy")).ids
+    assert len(ids) == 6

@@ -20,7 +20,7 @@ ENV = {"OMP_NUM_THREADS": "1"}
 UNSPLIT = {
     "nproc_per_node": 1, "pipeline_parallel": 1, "tensor_parallel": 1, "context_parallel": 1, "strategy": "ddp",
     "pipeline_schedule": "1f1b", "pipeline_virtual_stages": None, "pipeline_microbatches": None,
-    "pipeline_layers_per_stage": None,
+    "pipeline_layers_per_stage": None, "expert_parallel": 1,
 }  # fmt: skip
 
 
