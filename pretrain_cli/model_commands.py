@@ -14,6 +14,7 @@ from pretrain_core.train.config import EvalConfig
 from pretrain_core.train.config_cli import add_config_flags, config_from_args
 from pretrain_core.train.model_args import RopeScaling
 from pretrain_core.train.precision import PRECISIONS
+from pretrain_eval.harness import HarnessModel
 
 MODEL_COMMANDS = ("generate", "evaluate", "export", "serve")
 SOURCE_HELP = "a checkpoint directory, a training output (its latest checkpoint) or a safetensors export (any URL)"
@@ -52,6 +53,18 @@ def add_model_commands(commands: Any) -> None:
     evaluate.add_argument("--lengths", type=int, nargs="+", default=[256, 512, 1024, 2048], help="--long-context")
     evaluate.add_argument("--rope-scaling", choices=get_args(RopeScaling), help="--long-context")
     evaluate.add_argument("--rope-factor", type=float, help="--long-context: the scaling's factor")
+    evaluate.add_argument(
+        "--lm-eval", nargs="+", metavar="TASK",
+        help="instead: these tasks of EleutherAI's lm-evaluation-harness (writes lm_eval-<model>.json beside the "
+        "checkpoint); the harness reads its datasets from the Hugging Face cache or --lm-eval-include's YAMLs",
+    )  # fmt: skip
+    evaluate.add_argument(
+        "--lm-eval-model", choices=get_args(HarnessModel), default="hf",
+        help="hf (default): the checkpoint exported as Hugging Face Llama and scored by the harness's own hf "
+        "model (Llama-block models only); pretrain: our adapter, for every model",
+    )  # fmt: skip
+    evaluate.add_argument("--lm-eval-include", metavar="DIR", help="--lm-eval: a folder of task YAMLs of your own")
+    evaluate.add_argument("--limit", type=int, help="--lm-eval: at most this many examples per task")
     add_config_flags(evaluate, EvalConfig)
 
     export = commands.add_parser(
@@ -150,6 +163,8 @@ def _evaluate(args: argparse.Namespace) -> int:
 
     if args.long_context:
         return _long_context(args)
+    if args.lm_eval:
+        return _lm_eval(args)
 
     cfg = config_from_args(EvalConfig, args)
     result = evaluate_checkpoint(args.source, args.tokens_url, args.tokenizer_url, cfg, args.reevaluate)
@@ -174,6 +189,20 @@ def _long_context(args: argparse.Namespace) -> int:
         loss = f"{last[0].loss:.3f}" if last else "-"
         print(f"{length:>8} {bucket:>12} {loss:>7}  {' '.join(cells)}")
     print(f"figures: {url}")
+    return 0
+
+
+def _lm_eval(args: argparse.Namespace) -> int:
+    from pretrain_eval.harness import harness_table, run_harness
+
+    try:
+        scores, url = run_harness(args.source, args.lm_eval, args.lm_eval_model, args.lm_eval_include, args.limit)
+    except ModuleNotFoundError as exc:
+        raise ConfigError(
+            f"--lm-eval needs the eval extra ({exc.name} is missing): pip install 'pretrain[eval]'"
+        ) from None
+    print(harness_table(scores))
+    print(f"results: {url}")
     return 0
 
 

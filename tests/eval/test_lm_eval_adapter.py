@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pretrain_core.evaluate.zero_shot import build_items, continuation_scores
+from pretrain_core.evaluate.zero_shot import TaskItem, build_items, continuation_scores
 from tests.evaluate import conftest as evaluate_fixtures
 from tests.evaluate.test_zero_shot import held_out_texts
 
@@ -70,23 +70,29 @@ def offline_harness(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return tmp_path
 
 
+def local_tasks(folder: Path, choice_chars: int | None = None) -> tuple[Path, list[TaskItem]]:
+    """The three tasks' YAMLs under ``folder`` / tasks, their data beside them; and the multiple-choice items (each
+    choice cut to ``choice_chars`` when given)."""
+    items = [i for i in build_items(held_out_texts(), per_group=6, seed=5) if i.task == "continuation"]
+    rows = [{"context": i.context, "choices": [c[:choice_chars] for c in i.choices], "answer": i.answer} for i in items]
+    (folder / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    texts = [{"text": t[:400]} for t in held_out_texts()[:4]]
+    (folder / "texts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in texts), encoding="utf-8")
+    tasks_dir = folder / "tasks"
+    tasks_dir.mkdir()
+    for i, body in enumerate(TASKS.split("---")):
+        filled = body.format(items=folder / "items.jsonl", texts=folder / "texts.jsonl")
+        (tasks_dir / f"task{i}.yaml").write_text(filled, encoding="utf-8")
+    return tasks_dir, items
+
+
 def test_the_harness_scores_our_model_on_local_tasks(trained_output: str, offline_harness: Path) -> None:
     import lm_eval
     from lm_eval.tasks import TaskManager
 
     from pretrain_eval.lm_eval_adapter import PretrainLM
 
-    items = [i for i in build_items(held_out_texts(), per_group=6, seed=5) if i.task == "continuation"]
-    rows = [{"context": i.context, "choices": list(i.choices), "answer": i.answer} for i in items]
-    (offline_harness / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    texts = [{"text": t[:400]} for t in held_out_texts()[:4]]
-    (offline_harness / "texts.jsonl").write_text("".join(json.dumps(r) + "\n" for r in texts), encoding="utf-8")
-    tasks_dir = offline_harness / "tasks"
-    tasks_dir.mkdir()
-    for i, body in enumerate(TASKS.split("---")):
-        filled = body.format(items=offline_harness / "items.jsonl", texts=offline_harness / "texts.jsonl")
-        (tasks_dir / f"task{i}.yaml").write_text(filled, encoding="utf-8")
-
+    tasks_dir, items = local_tasks(offline_harness)
     model = PretrainLM(source=trained_output, threads=1)
     results = lm_eval.simple_evaluate(
         model=model,
