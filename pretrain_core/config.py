@@ -143,6 +143,17 @@ class PipelineConfig(StrictModel):
             raise ValueError(f"source names must be unique, repeated: {clashes}")
         return sources
 
+    @model_validator(mode="after")
+    def _licences_stated(self) -> PipelineConfig:
+        """Under ``ingest.licences.unknown: refuse`` a source with no licence would only be dropped whole: say so."""
+        unstated = [s.name for s in self.sources if s.licence is None and s.licence_field is None]
+        if unstated and self.ingest.licences.unknown == "refuse":
+            raise ValueError(
+                f"sources {', '.join(unstated)} state no licence and ingest.licences.unknown is refuse: give each a "
+                "licence (an SPDX expression) or a licence_field"
+            )
+        return self
+
     def hash(self) -> str:
         """Hash of the resolved config, recorded with every output."""
         payload = json.dumps(self.model_dump(mode="json"), sort_keys=True)

@@ -22,6 +22,7 @@ INGEST_FIELDS = [
     pa.field("text", pa.string(), nullable=False),
     pa.field("source", pa.string(), nullable=False),
     pa.field("domain", pa.string(), nullable=False),
+    pa.field("licence", pa.string(), nullable=False),  # SPDX expression (normalised), NOASSERTION when none stated
     pa.field("location", pa.string(), nullable=False),  # file path / URL and offset the record came from
     pa.field("code_language", pa.string(), nullable=True),  # set for code documents (from the file extension)
 ]
@@ -70,6 +71,7 @@ TOKENS = pa.schema(
         pa.field("input_ids", pa.list_(pa.int32()), nullable=False),  # seq_len + 1 ids: inputs plus shifted target
         pa.field("domain", pa.string(), nullable=False),  # domain of the majority of the sequence's tokens
         pa.field("source", pa.string(), nullable=False),  # source of the document with most of its tokens
+        pa.field("licences", pa.list_(pa.string()), nullable=False),  # every licence of its documents, sorted
         pa.field("doc_ids", pa.list_(pa.string()), nullable=False),  # documents packed into this sequence
         pa.field("split", pa.string(), nullable=False),  # train / validation / test, decided per document
     ]

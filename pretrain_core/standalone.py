@@ -22,12 +22,14 @@ from pretrain_core.ingest.config import SourceConfig
 from pretrain_core.ingest.languages import language_of
 from pretrain_core.ingest.listing import is_glob, list_source_files
 from pretrain_core.ingest.sniff import content_format
+from pretrain_core.licences import NOASSERTION
 from pretrain_core.manifest import StageManifest
 from pretrain_core.pipeline import CorpusPipeline, configure_storage
 from pretrain_core.root_lock import root_lock
 from pretrain_core.stages import CORPUS, StageRegistry
 
 _NEUTRAL: dict[str, Any] = {
+    "licence": NOASSERTION,
     "lang": "und",
     "lang_score": 0.0,
     "dup_cluster_size": 1,

@@ -97,6 +97,9 @@ class Built:
     disk_bytes: int = 0
     text_field: str | None = None
     id_field: str | None = None
+    spdx: str = ""  # the licence as an SPDX expression (LicenseRef-<name> for terms SPDX does not list)
+    attribution: str = ""
+    homepage: str = ""
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -416,6 +419,9 @@ def build_bible_web_en(out: Path) -> Built:
     return finish(
         Built(
             name="bible_web_en",
+            spdx="LicenseRef-scancode-public-domain",
+            attribution="World English Bible (eBible.org), SWORD module engWEB2015eb",
+            homepage="https://ebible.org/web/",
             domain="general",
             format="jsonl",
             path=rel(out, path),
@@ -444,6 +450,9 @@ def build_bible_rv1909_es(out: Path) -> Built:
     return finish(
         Built(
             name="bible_rv1909_es",
+            spdx="LicenseRef-scancode-public-domain",
+            attribution="Reina-Valera 1909, SWORD module spaRV1909eb",
+            homepage="https://crosswire.org/sword/modules/",
             domain="general",
             format="jsonl",
             path=rel(out, path),
@@ -500,6 +509,9 @@ def build_fortunes_zh(out: Path) -> Built:
     return finish(
         Built(
             name="fortunes_zh",
+            spdx="GPL-3.0-or-later",
+            attribution="fortunes-zh, the Debian package's fortune files",
+            homepage="https://packages.debian.org/bookworm/fortunes-zh",
             domain="general",
             format="jsonl",
             path=rel(out, path),
@@ -573,6 +585,9 @@ def build_jargon_en(out: Path) -> Built:
     return finish(
         Built(
             name="jargon_en",
+            spdx="LicenseRef-scancode-public-domain",
+            attribution="The Jargon File 4.4.7, edited by Eric S. Raymond",
+            homepage="http://www.catb.org/jargon/",
             domain="general",
             format="jsonl",
             path=rel(out, path),
@@ -640,6 +655,9 @@ def build_python_docs(out: Path) -> Built:
     return finish(
         Built(
             name="python_docs",
+            spdx="PSF-2.0 AND 0BSD",
+            attribution="Python Software Foundation, the Python 3.11 documentation",
+            homepage="https://docs.python.org/3.11/",
             domain="specialist",
             format="parquet",
             path=rel(out, path),
@@ -737,6 +755,9 @@ def build_debian_handbook(out: Path) -> Built:
     return finish(
         Built(
             name="debian_handbook",
+            spdx="GPL-2.0-or-later OR CC-BY-SA-3.0",
+            attribution="Raphaël Hertzog and Roland Mas, The Debian Administrator's Handbook, and its translators",
+            homepage="https://debian-handbook.info/",
             domain="specialist",
             format="parquet",
             path=rel(out, path),
@@ -818,6 +839,12 @@ def build_manpages(out: Path) -> Built:
     counts = ", ".join(f"{lang} {n}" for lang, _, _, n in MANPAGE_SETS)
     built = Built(
         name="manpages",
+        spdx=(
+            "GPL-2.0-or-later AND BSD-3-Clause AND MIT AND Linux-man-pages-copyleft AND GFDL-1.2-or-later "
+            "AND GPL-3.0-or-later"
+        ),
+        attribution="The Linux man-pages project and the manpages-l10n translators",
+        homepage="https://www.kernel.org/doc/man-pages/",
         domain="specialist",
         format="text",
         path=rel(out, base),
@@ -946,6 +973,12 @@ def build_code(out: Path) -> Built:
         text_bytes += len(data)
     built = Built(
         name="code",
+        spdx=(
+            "PSF-2.0 AND Zlib AND 0BSD AND MIT AND Libpng AND (Artistic-1.0-Perl OR GPL-1.0-or-later) AND "
+            "GPL-3.0-or-later AND BSD-2-Clause AND (Apache-2.0 OR BSD-2-Clause) AND BSD-3-Clause"
+        ),
+        attribution="CPython, zlib, xz, expat, libpng, Perl, gzip, Sphinx, underscore, packaging and protobuf authors",
+        homepage="https://sources.debian.org/",
         domain="code",
         format="code",
         path=rel(out, base),
@@ -1073,6 +1106,12 @@ def build_debian_faq_web(out: Path) -> Built:
                 text_bytes += len(body)
     built = Built(
         name="debian_faq_web",
+        spdx="LicenseRef-Debian-FAQ",
+        attribution=(
+            "J.H.M. Dassen, Chuck Stickelman, Susan G. Kleinmann, Sven Rudolph, Santiago Vila, Josip Rodin and "
+            "Javier Fernández-Sanguino: The Debian GNU/Linux FAQ"
+        ),
+        homepage="https://www.debian.org/doc/manuals/debian-faq/",
         domain="general",
         format="warc",
         path=rel(out, path),
@@ -1126,6 +1165,7 @@ def sources_yaml(built: Sequence[Built]) -> str:
     entries = []
     for b in built:
         entry: dict[str, str] = {"name": b.name, "domain": b.domain, "format": b.format, "path": b.path}
+        entry |= {"licence": b.spdx, "attribution": b.attribution, "url": b.homepage}
         if b.text_field:
             entry["text_field"] = b.text_field
         if b.id_field:
@@ -1184,6 +1224,7 @@ def sources_md(built: Sequence[Built]) -> str:
             f"- Domain / format: {b.domain} / {b.format}, `{b.path}`",
             f"- Debian packages: {versions}",
             f"- Licence: {b.licence}",
+            f"- SPDX: `{b.spdx}`; attribution: {b.attribution}; {b.homepage}",
             f"- How the sample was made: {b.method}",
             "",
         ]

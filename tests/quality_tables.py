@@ -7,6 +7,8 @@ import pyarrow as pa
 from pretrain_core.schema import QUALITY
 from pretrain_core.standalone import conform
 
+LICENCES = ("CC-BY-4.0", "GPL-2.0-or-later OR CC-BY-SA-3.0", "MIT")  # dealt in turn, so sequences mix them
+
 
 def quality_table(docs: list[dict[str, str]]) -> pa.Table:
     """`docs` (id, text, domain, location) with upstream columns neutral, as for a standalone stage run."""
@@ -16,6 +18,7 @@ def quality_table(docs: list[dict[str, str]]) -> pa.Table:
             "text": [d["text"] for d in docs],
             "source": ["system-files"] * len(docs),
             "domain": [d["domain"] for d in docs],
+            "licence": [LICENCES[i % len(LICENCES)] for i in range(len(docs))],
             "location": [d["location"] for d in docs],
             "code_language": ["python" if d["domain"] == "code" else None for d in docs],
         }

@@ -40,7 +40,14 @@ def test_docs_describe_every_column_the_code_enforces(spec: StageSpec) -> None:
 
 def test_validate_refuses_wrong_types_and_nulls() -> None:
     good = pa.table(
-        {"input_ids": [[1, 2]], "domain": ["code"], "source": ["s"], "doc_ids": [["a"]], "split": ["train"]}
+        {
+            "input_ids": [[1, 2]],
+            "domain": ["code"],
+            "source": ["s"],
+            "licences": [["MIT"]],
+            "doc_ids": [["a"]],
+            "split": ["train"],
+        }
     )
     good = good.cast(schema.TOKENS)
     assert schema.validate(good, schema.TOKENS, "t").num_rows == 1

@@ -50,6 +50,7 @@ def _ingested_shards(root: Path, texts: list[str], shards: int = 3) -> list[str]
                 "text": t,
                 "source": "licences",
                 "domain": "general",
+                "licence": "MIT",
                 "location": f"{i}:{j}",
                 "code_language": None,
             }

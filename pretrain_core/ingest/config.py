@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from pretrain_core.config_base import StrictModel
+from pretrain_core.licences import LicencePolicy, normalize_licence
 from pretrain_core.limits import (
     MAX_DOC_CHARS,
     MAX_DOCS_PER_SHARD,
@@ -63,6 +64,23 @@ class SourceConfig(StrictModel):
             "their comments and strings for names (it counts them as pii_code_prose_not_run)."
         ),
     )
+    licence: str | None = Field(
+        default=None,
+        max_length=1000,
+        description="SPDX licence expression of the source's documents (e.g. MIT, GPL-2.0-or-later OR "
+        "CC-BY-SA-3.0, LicenseRef-<name> for other terms); it travels with every document into the token shards. "
+        "Unset: NOASSERTION, which ingest.licences.unknown decides on.",
+    )
+    licence_field: str | None = Field(
+        default=None,
+        min_length=1,
+        description="jsonl/parquet: a field holding each record's own SPDX licence (The Stack's per-file "
+        "licences), which overrides `licence`; an unreadable one counts as licence_unreadable and is NOASSERTION.",
+    )
+    attribution: str | None = Field(
+        default=None, max_length=1000, description="Who made the source's text, as its licence asks to credit them."
+    )
+    url: str | None = Field(default=None, max_length=1000, description="Where the source comes from (its homepage).")
     include_hidden: bool = Field(
         default=False, description="Also read files under names starting with '.' (e.g. .git/ is skipped by default)."
     )
@@ -71,9 +89,19 @@ class SourceConfig(StrictModel):
         description="code: extra or overriding file-extension → language entries, e.g. {'.svelte': 'svelte'}.",
     )
 
+    @field_validator("licence")
+    @classmethod
+    def _spdx(cls, licence: str | None) -> str | None:
+        return normalize_licence(licence) if licence is not None else None
+
 
 class IngestConfig(StrictModel):
     """Limits and heuristics shared by every reader; a document that breaks one is quarantined with a reason."""
+
+    licences: LicencePolicy = Field(
+        default_factory=LicencePolicy,
+        description="Which licences the build accepts; refused documents are dropped here, counted by reason.",
+    )
 
     max_doc_bytes: int = Field(
         default=1_000_000,

@@ -63,7 +63,9 @@ def _lines(
             continue
         record_id = record.get(source.id_field) if source.id_field else None
         language = language_of_path(record.get(source.path_field), source.code_extensions) if reads_path else None
-        yield from_fields(location, record.get(source.text_field), record_id, source.id_field is not None, language)
+        licence = record.get(source.licence_field) if source.licence_field else None
+        text = record.get(source.text_field)
+        yield from_fields(location, text, record_id, source.id_field is not None, language, licence)
     if records == 0:
         stats["empty_files"] += 1
         yield dropped(rel, EMPTY_FILE)

@@ -44,7 +44,7 @@ def read_parquet(url: str, rel: str, source: SourceConfig, cfg: IngestConfig, st
                 yield dropped(f"{rel}:{row}", MISSING_TEXT_FIELD)
             return
         path_field = source.path_field if source.domain == "code" and source.path_field in names else None
-        wanted = (source.text_field, source.id_field, path_field)
+        wanted = (source.text_field, source.id_field, path_field, source.licence_field)
         columns = list(dict.fromkeys(f for f in wanted if f is not None and f in names))
         first = 0
         for group in range(parquet.num_row_groups):
@@ -61,8 +61,14 @@ def read_parquet(url: str, rel: str, source: SourceConfig, cfg: IngestConfig, st
                         if path_field
                         else [None] * len(texts)
                     )
-                    for text, record_id, language in zip(texts, ids, languages, strict=True):
-                        yield from_fields(f"{rel}:{row}", text, record_id, source.id_field is not None, language)
+                    licences = (
+                        batch.column(source.licence_field).to_pylist()
+                        if source.licence_field in names
+                        else [None] * len(texts)
+                    )
+                    for text, record_id, language, licence in zip(texts, ids, languages, licences, strict=True):
+                        needs_id = source.id_field is not None
+                        yield from_fields(f"{rel}:{row}", text, record_id, needs_id, language, licence)
                         row += 1
             except (pa.ArrowException, OSError) as error:
                 detail = f"row group {group}: {type(error).__name__}: {error}"[: cfg.preview_chars]

@@ -32,6 +32,7 @@ class RawDoc(NamedTuple):
     reason: str | None = None
     code_language: str | None = None
     record_id: str | None = None  # the record's own stable id, when the source names an id field
+    licence: str | None = None  # the record's own licence as written, when the source names a licence field
 
 
 def dropped(location: str, reason: str, text: str = "") -> RawDoc:
@@ -97,9 +98,11 @@ def guarded(location: str, records: Iterator[RawDoc]) -> Iterator[RawDoc]:
         yield dropped(location, reason, f"{type(error).__name__}: {error}")
 
 
-def from_fields(location: str, text: Any, record_id: Any, needs_id: bool, code_language: str | None = None) -> RawDoc:
-    """A document from a record's text and id fields (and the language its path field gave), or the reason they
-    cannot make one."""
+def from_fields(
+    location: str, text: Any, record_id: Any, needs_id: bool, code_language: str | None = None, licence: Any = None
+) -> RawDoc:
+    """A document from a record's text and id fields (and the language its path field gave, the licence its
+    licence field names), or the reason they cannot make one."""
     if text is None:
         return dropped(location, MISSING_TEXT_FIELD)
     if isinstance(text, bytes):
@@ -109,8 +112,9 @@ def from_fields(location: str, text: Any, record_id: Any, needs_id: bool, code_l
             return dropped(location, INVALID_UTF8, text.decode("utf-8", errors="replace"))
     if not isinstance(text, str):
         return dropped(location, NON_STRING_TEXT, json.dumps(text, ensure_ascii=False, default=str))
+    licence = str(licence) if licence not in (None, "") else None
     if not needs_id:
-        return RawDoc(location=location, text=text, code_language=code_language)
+        return RawDoc(location=location, text=text, code_language=code_language, licence=licence)
     if record_id is None or record_id == "":
         return dropped(location, MISSING_ID_FIELD, text)
-    return RawDoc(location=location, text=text, record_id=str(record_id), code_language=code_language)
+    return RawDoc(location=location, text=text, record_id=str(record_id), code_language=code_language, licence=licence)

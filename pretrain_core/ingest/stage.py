@@ -9,9 +9,11 @@ record order, so the same inputs always give byte-identical shards.
 from __future__ import annotations
 
 import hashlib
+import logging
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 import pyarrow as pa
@@ -26,11 +28,14 @@ from pretrain_core.ingest.records import INVALID_UTF8, TOO_LARGE, RawDoc
 from pretrain_core.ingest.sniff import RECORD_FORMATS, content_format
 from pretrain_core.ingest.text_tree import read_text_file
 from pretrain_core.ingest.warc import read_warc
+from pretrain_core.licences import NOASSERTION, normalize_licence
 from pretrain_core.manifest import ShardRecord
 from pretrain_core.stage import ShardJob, ShardOutput, commit_shard, finished_record
 
 if TYPE_CHECKING:
     from pretrain_core.config import PipelineConfig
+
+log = logging.getLogger(__name__)
 
 STAGE = "ingest"
 EMPTY = "empty"
@@ -56,12 +61,27 @@ def plan_ingest(sources: list[SourceConfig], output_root: str, config_hash: str,
         raise ValueError(f"source names must be unique: {names}")
     jobs = []
     for source in sources:
+        _warn_of_licence(source, cfg)
         files = list_source_files(source)
         groups = _group_tree(files, cfg) if source.format in _TREE_FORMATS else [[f] for f in files]
         for index, group in enumerate(groups):
             key = f"{source.name}-{index:05d}"
             jobs.append(ShardJob(STAGE, key, tuple(f.url for f in group), output_root, config_hash))
     return jobs
+
+
+def _warn_of_licence(source: SourceConfig, cfg: IngestConfig) -> None:
+    """One line, before reading, when a source's declared licence means its documents will be NOASSERTION or
+    dropped (the counts say how many afterwards)."""
+    if source.licence_field is not None:
+        return
+    licence = source.licence or NOASSERTION
+    if licence == NOASSERTION and cfg.licences.permits(licence):
+        log.warning("source %s states no licence: its documents are NOASSERTION (set sources[].licence)", source.name)
+    elif not cfg.licences.permits(licence):
+        log.warning(
+            "source %s: ingest.licences refuses its licence %s; its documents are dropped", source.name, licence
+        )
 
 
 def _group_tree(files: list[SourceFile], cfg: IngestConfig) -> list[list[SourceFile]]:
@@ -102,7 +122,7 @@ def run_ingest_shard(job: ShardJob, source: SourceConfig, cfg: IngestConfig) -> 
 def ingest_files(urls: list[str], source: SourceConfig, cfg: IngestConfig) -> tuple[ShardOutput, int, int]:
     """(output, records found, bytes read) for files of one source, without writing anything."""
     stats: Counter[str] = Counter(files=len(urls), empty_files=0)
-    kept: list[tuple[str | None, ...]] = []  # (id, text, location, code_language[, drop_reason])
+    kept: list[tuple[str | None, ...]] = []  # (id, text, licence, location, code_language[, drop_reason])
     dropped: list[tuple[str | None, ...]] = []
     seen_ids: set[str] = set()
     records = bytes_in = 0
@@ -114,16 +134,19 @@ def ingest_files(urls: list[str], source: SourceConfig, cfg: IngestConfig) -> tu
         for raw in read(url, relative_path(base, url), source, cfg, stats):
             records += 1
             text, reason = raw.text, raw.reason
+            licence = _licence(raw, source, stats)
             if reason is None:
                 text, reason = _check(text, cfg)
+            if reason is None:
+                reason = cfg.licences.drop_reason(licence)
             doc_id = document_id(source.name, raw)
             if reason is None and doc_id in seen_ids:
                 reason = DUPLICATE_ID
             seen_ids.add(doc_id)
             if reason is None:
-                kept.append((doc_id, text, raw.location, raw.code_language))
+                kept.append((doc_id, text, licence, raw.location, raw.code_language))
             else:
-                dropped.append((doc_id, _preview(text, cfg), raw.location, raw.code_language, reason))
+                dropped.append((doc_id, _preview(text, cfg), licence, raw.location, raw.code_language, reason))
     output = ShardOutput(
         kept=_table(kept, source, schema.INGEST),
         dropped=_table(dropped, source, schema.dropped_schema(schema.INGEST)),
@@ -144,17 +167,36 @@ def _format_of(url: str, source: SourceConfig, stats: Counter[str]) -> str:
     return found
 
 
+def _licence(raw: RawDoc, source: SourceConfig, stats: Counter[str]) -> str:
+    """The record's own licence when it names one (normalised; unreadable: NOASSERTION, counted), else its
+    source's, else NOASSERTION."""
+    if raw.licence is None:
+        return source.licence or NOASSERTION
+    try:
+        return _normalized(raw.licence)
+    except ValueError:
+        stats["licence_unreadable"] += 1
+        return NOASSERTION
+
+
+@lru_cache(maxsize=4096)
+def _normalized(licence: str) -> str:
+    """`normalize_licence`, once per distinct spelling: a corpus names a few licences over and over."""
+    return normalize_licence(licence)
+
+
 def _table(rows: list[tuple[str | None, ...]], source: SourceConfig, target: pa.Schema) -> pa.Table:
-    """Rows of (id, text, location, code_language[, drop_reason]) as a table of the stage schema."""
+    """Rows of (id, text, licence, location, code_language[, drop_reason]) as a table of the stage schema."""
     columns = list(zip(*rows, strict=True)) if rows else [()] * (len(target) - 2)
     data = {
         "id": columns[0],
         "text": columns[1],
         "source": [source.name] * len(rows),
         "domain": [source.domain] * len(rows),
-        "location": columns[2],
-        "code_language": columns[3],
-        **({"drop_reason": columns[4]} if len(columns) > 4 else {}),
+        "licence": columns[2],
+        "location": columns[3],
+        "code_language": columns[4],
+        **({"drop_reason": columns[5]} if len(columns) > 5 else {}),
     }
     return pa.table(data, schema=target)
 

@@ -63,6 +63,9 @@ class MixtureStage:
         return ShardOutput(kept.cast(MIXTURE), dropped.cast(dropped_schema(MIXTURE)), _token_stats(kept))
 
 
+TOKENS_BY_LICENCE = "tokens_by_licence"
+
+
 def _with_mixture_columns(
     table: pa.Table, n_tokens: pa.ChunkedArray, repeat_index: int, token_ids: pa.Array | pa.ChunkedArray
 ) -> pa.Table:
@@ -75,12 +78,14 @@ def _with_mixture_columns(
 
 
 def _token_stats(kept: pa.Table) -> dict[str, float]:
-    """Tokens (copies counted) and up-sampled copies per domain."""
+    """Tokens (copies counted) per domain and per licence (`tokens_by_licence/<SPDX expression>`: summed over
+    shards, the realised share of each licence), and up-sampled copies."""
     stats: dict[str, float] = {}
-    grouped = kept.group_by("domain").aggregate([("n_tokens", "sum")])
-    by_domain = zip(grouped.column("domain").to_pylist(), grouped.column("n_tokens_sum").to_pylist(), strict=True)
-    for domain, tokens in by_domain:
-        stats[f"tokens_{domain}"] = float(tokens)
+    for column, prefix in (("domain", "tokens_"), ("licence", f"{TOKENS_BY_LICENCE}/")):
+        grouped = kept.group_by(column).aggregate([("n_tokens", "sum")])
+        by_value = zip(grouped.column(column).to_pylist(), grouped.column("n_tokens_sum").to_pylist(), strict=True)
+        for value, tokens in by_value:
+            stats[f"{prefix}{value}"] = float(tokens)
     stats["upsampled_copies"] = float(pc.sum(pc.greater(kept.column("repeat_index"), 0)).as_py() or 0)
     return dict(sorted(stats.items()))
 

@@ -19,6 +19,7 @@ stream and shard; documents lying wholly in it are dropped as ``pack_tail``), an
 
 from __future__ import annotations
 
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -70,6 +71,7 @@ class TokenizeStage:
         ids = np.asarray(table.column("id").to_pylist(), dtype=object)
         domains = np.asarray(table.column("domain").to_pylist(), dtype=object)
         sources = np.asarray(table.column("source").to_pylist(), dtype=object)
+        licences = np.asarray(table.column("licence").to_pylist(), dtype=object)
         splits = self._split_of(table)
         repeat_index = table.column("repeat_index").to_numpy()
         heldout_copy = (splits != SPLITS[0]) & (repeat_index > 0)
@@ -78,11 +80,7 @@ class TokenizeStage:
             doc_key(self.cfg.order_seed, f"{doc_id}#{copy}") for doc_id, copy in zip(ids, repeat_index, strict=True)
         ]
         order = np.asarray(sorted(range(len(ids)), key=lambda r: (keys[r], r)), dtype=np.int64)
-        dropped = [
-            _dropped_rows(
-                ids[heldout_copy], domains[heldout_copy], sources[heldout_copy], splits[heldout_copy], HELDOUT_REPEAT
-            )
-        ]
+        dropped = [_dropped_rows(heldout_copy, ids, domains, sources, licences, splits, HELDOUT_REPEAT)]
         stats: dict[str, float] = {f"sequences_{s}": 0.0 for s in SPLITS} | {"tokens_discarded_tail": 0.0}
         stats |= {"documents_ids_reused": float(reused), "documents_encoded": float(len(tokens) - reused)}
         sequences: list[pa.Table] = []
@@ -96,9 +94,9 @@ class TokenizeStage:
                 stream, offsets = concatenate_documents(tokens.take(pa.array(doc_of_row[rows])), *self._frame())
                 packed = pack_stream(stream, offsets, self.cfg.seq_len)
                 dominant = sources[rows][dominant_documents(packed, offsets, self.cfg.seq_len)]
-                streams.append(_sequences(packed, ids[rows], dominant, domain, split))
+                streams.append(_sequences(packed, ids[rows], dominant, licences[rows], domain, split))
                 tail = rows[packed.tail_docs]
-                dropped.append(_dropped_rows(ids[tail], domains[tail], sources[tail], splits[tail], PACK_TAIL))
+                dropped.append(_dropped_rows(tail, ids, domains, sources, licences, splits, PACK_TAIL))
                 stats[f"tokens_{domain}_{split}"] = float(len(stream))
                 stats[f"sequences_{split}"] += len(packed.windows)
                 stats["tokens_discarded_tail"] += packed.tail_tokens
@@ -165,14 +163,22 @@ class TokenizeStage:
         return both.take(pa.array(position)), len(reused_rows)
 
 
-def _sequences(packed: PackedStream, doc_ids: np.ndarray, sources: np.ndarray, domain: str, split: str) -> pa.Table:
+def _sequences(
+    packed: PackedStream, doc_ids: np.ndarray, sources: np.ndarray, doc_licences: np.ndarray, domain: str, split: str
+) -> pa.Table:
+    """One row per packed window: its ids, its documents, its dominant source and every licence among them."""
     n = len(packed.windows)
-    names = pa.array(doc_ids.tolist(), pa.string()).take(packed.doc_indices.flatten())
+    flat = packed.doc_indices.flatten().to_numpy()
+    names = pa.array(doc_ids.tolist(), pa.string()).take(flat)
+    offsets = packed.doc_indices.offsets.to_numpy()
+    per_window = doc_licences[flat]
+    licences = [sorted(set(per_window[start:end].tolist())) for start, end in pairwise(offsets)]
     return pa.table(
         {
             "input_ids": packed.windows,
             "domain": pa.array([domain] * n, pa.string()),
             "source": pa.array(sources.tolist(), pa.string()),
+            "licences": pa.array(licences, pa.list_(pa.string())),
             "doc_ids": pa.ListArray.from_arrays(packed.doc_indices.offsets, names),
             "split": pa.array([split] * n, pa.string()),
         }
@@ -186,16 +192,24 @@ def _shuffled(sequences: pa.Table, seed: int, split_index: int) -> pa.Table:
 
 
 def _dropped_rows(
-    ids: np.ndarray, domains: np.ndarray, sources: np.ndarray, splits: np.ndarray, reason: str
+    rows: np.ndarray,
+    ids: np.ndarray,
+    domains: np.ndarray,
+    sources: np.ndarray,
+    licences: np.ndarray,
+    splits: np.ndarray,
+    reason: str,
 ) -> pa.Table:
-    n = len(ids)
+    """The documents at ``rows`` (indices or a mask) as dropped rows, one each."""
+    n = len(ids[rows])
     return pa.table(
         {
             "input_ids": pa.array([[]] * n, pa.list_(pa.int32())),
-            "domain": pa.array(domains.tolist(), pa.string()),
-            "source": pa.array(sources.tolist(), pa.string()),
-            "doc_ids": pa.array([[i] for i in ids.tolist()], pa.list_(pa.string())),
-            "split": pa.array(splits.tolist(), pa.string()),
+            "domain": pa.array(domains[rows].tolist(), pa.string()),
+            "source": pa.array(sources[rows].tolist(), pa.string()),
+            "licences": pa.array([[licence] for licence in licences[rows].tolist()], pa.list_(pa.string())),
+            "doc_ids": pa.array([[i] for i in ids[rows].tolist()], pa.list_(pa.string())),
+            "split": pa.array(splits[rows].tolist(), pa.string()),
             "drop_reason": pa.array([reason] * n, pa.string()),
         }
     )

@@ -43,7 +43,15 @@ def corpus(
         ("drop-empty_after_normalisation-code", "\x00\x00\n\n", "code", "python"),
     ]
     return [
-        {"id": i, "text": t, "source": "real", "domain": d, "location": f"test:{n}", "code_language": c}
+        {
+            "id": i,
+            "text": t,
+            "source": "real",
+            "domain": d,
+            "licence": "MIT",
+            "location": f"test:{n}",
+            "code_language": c,
+        }
         for n, (i, t, d, c) in enumerate(docs)
     ]
 

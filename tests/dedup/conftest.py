@@ -87,6 +87,7 @@ def write_clean_shards(tmp_path: Path) -> Callable[..., list[str]]:
                     "text": t,
                     "source": "test",
                     "domain": d,
+                    "licence": "MIT",
                     "location": f"{k}:{n}",
                     "code_language": None,
                     "lang": "en",

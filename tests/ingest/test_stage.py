@@ -231,3 +231,34 @@ def test_a_file_whose_bytes_say_another_record_format_is_read_as_what_it_is(tmp_
     assert texts[-2:] == ["a line of JSON", "a row read from Parquet"]
     crawl_locations = [loc for loc in output.kept.column("location").to_pylist() if loc.startswith("crawl.jsonl:")]
     assert len(crawl_locations) > 20 and "malformed_json" not in output.dropped.column("drop_reason").to_pylist()
+
+
+def test_licences_come_from_the_record_or_the_source_and_the_policy_drops_with_counts(
+    tmp_path: Path, paragraphs: list[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    """The Stack's way: each record names its licence, the source's is the fallback; refused ones are counted
+    drops, an unreadable one is NOASSERTION (counted), and the kept documents carry theirs in canonical form."""
+    records = [("mit", 1), ("GPL-3.0+", 2), ("not a licence", 3), (None, 4), ("Apache-2.0 OR GPL-3.0+", 5)]
+    lines = [json.dumps({"text": paragraphs[k], "k": k, "lic": lic}) for lic, k in records]
+    (tmp_path / "x.jsonl").write_text("\n".join(lines) + "\n")
+    source = SourceConfig(
+        name="x", domain="code", format="jsonl", path=str(tmp_path / "x.jsonl"), id_field="k",
+        licence="BSD-3-Clause", licence_field="lic",
+    )  # fmt: skip
+    cfg = IngestConfig(licences={"denied": ["GPL-3.0-or-later"], "unknown": "refuse"})
+    (job,) = plan_ingest([source], str(tmp_path / "out"), "h", cfg)
+    record = run_ingest_shard(job, source, cfg)
+    kept = storage.read_parquet(job.data_url).to_pylist()
+    assert [(r["location"], r["licence"]) for r in kept] == [
+        ("x.jsonl:1", "MIT"), ("x.jsonl:4", "BSD-3-Clause"), ("x.jsonl:5", "Apache-2.0 OR GPL-3.0-or-later")
+    ]  # fmt: skip
+    dropped = storage.read_parquet(job.dropped_url).to_pylist()
+    assert [(r["location"], r["licence"], r["drop_reason"]) for r in dropped] == [
+        ("x.jsonl:2", "GPL-3.0-or-later", "licence_denied"), ("x.jsonl:3", "NOASSERTION", "licence_unknown")
+    ]  # fmt: skip
+    assert record.dropped == {"licence_denied": 1, "licence_unknown": 1}
+    assert record.stats["licence_unreadable"] == 1
+    unstated = SourceConfig(name="y", domain="general", format="jsonl", path=str(tmp_path / "x.jsonl"))
+    with caplog.at_level("WARNING", logger="pretrain_core.ingest.stage"):
+        plan_ingest([unstated], str(tmp_path / "out2"), "h", IngestConfig())
+    assert "source y states no licence" in caplog.text

@@ -8,7 +8,7 @@ import pytest
 from pretrain_core import storage
 from pretrain_core.mixture.config import MixtureConfig
 from pretrain_core.mixture.plan import fit_mixture, plan_rows
-from pretrain_core.mixture.stage import NOT_SAMPLED, MixtureStage
+from pretrain_core.mixture.stage import NOT_SAMPLED, TOKENS_BY_LICENCE, MixtureStage
 from pretrain_core.schema import MIXTURE
 from pretrain_core.stage import plan_shards, run_shard
 from pretrain_core.tokenize.encode import encode_texts, load_tokenizer
@@ -62,6 +62,14 @@ def test_shard_stats_add_up_to_the_plan(quality_shards: list[str], artifacts: di
         assert sum(r.stats.get(f"tokens_{domain}", 0) for r in records) == planned
     written = [storage.read_parquet(job.data_url) for job in plan_shards("mixture", quality_shards, str(tmp_path), "h")]
     assert all(t.schema.equals(MIXTURE) for t in written)
+    by_licence: Counter[str] = Counter()  # each licence's realised tokens, copies counted
+    for table in written:
+        for licence, tokens in zip(table["licence"].to_pylist(), table["n_tokens"].to_pylist(), strict=True):
+            by_licence[licence] += tokens
+    stated = {key.split("/", 1)[1] for r in records for key in r.stats if key.startswith(TOKENS_BY_LICENCE)}
+    assert stated == set(by_licence) and len(stated) == 3
+    for licence, tokens in by_licence.items():
+        assert sum(r.stats.get(f"{TOKENS_BY_LICENCE}/{licence}", 0) for r in records) == tokens
     assert sum(r.docs_out for r in records) == sum(row["repeats"] for row in plan)
     summary = storage.read_json(artifacts["mixture_summary"])
     assert sum(r.dropped.get(NOT_SAMPLED, 0) for r in records) == sum(

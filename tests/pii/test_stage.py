@@ -35,6 +35,7 @@ def dedup_table(rows: list[tuple[str, str, str | None, str]]) -> pa.Table:
                 "text": text,
                 "source": "test",
                 "domain": domain,
+                "licence": "MIT",
                 "location": f"test/{i}",
                 "code_language": code_language,
                 "lang": lang,

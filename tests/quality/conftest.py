@@ -163,6 +163,7 @@ def pii_table() -> Callable[..., pa.Table]:
             "text": [r[1] for r in rows],
             "source": [r[4] for r in rows],
             "domain": [r[2] for r in rows],
+            "licence": ["MIT"] * n,
             "location": [f"test#{i}" for i in range(n)],
             "code_language": [r[5] for r in rows],
             "lang": [r[3] for r in rows],

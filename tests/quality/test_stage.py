@@ -74,6 +74,7 @@ def _table(rows: Rows) -> pa.Table:
         "text": [r[1] for r in rows],
         "source": [r[4] for r in rows],
         "domain": [r[2] for r in rows],
+        "licence": ["MIT"] * n,
         "location": [f"test#{r[0]}" for r in rows],
         "code_language": [r[5] for r in rows],
         "lang": [r[3] for r in rows],

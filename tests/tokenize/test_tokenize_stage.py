@@ -93,6 +93,22 @@ def test_no_document_is_in_two_splits_and_every_domain_is_held_out(
     assert set(held_out_domains) == {(s, d) for s in ("validation", "test") for d in ("general", "specialist", "code")}
 
 
+def test_each_sequence_lists_the_licences_of_the_documents_packed_into_it(
+    mixture_shards: list[str], records: list[tuple[ShardRecord, str, str]]
+) -> None:
+    licence_of = {
+        row["id"]: row["licence"]
+        for url in mixture_shards
+        for row in storage.read_parquet(url, columns=["id", "licence"]).to_pylist()
+    }
+    mixed = 0
+    for _, data_url, _ in records:
+        for row in storage.read_parquet(data_url, columns=["doc_ids", "licences"]).to_pylist():
+            assert row["licences"] == sorted({licence_of[doc_id] for doc_id in row["doc_ids"]})
+            mixed += len(row["licences"]) > 1
+    assert mixed  # the test documents' licences alternate, so packing mixes them
+
+
 def test_every_document_copy_is_packed_or_dropped_with_a_reason(
     mixture_shards: list[str], records: list[tuple[ShardRecord, str, str]]
 ) -> None:
