@@ -46,6 +46,7 @@ from timing import Rate, cpu_time, print_rates
 from pretrain_core import schema, storage
 from pretrain_core.clean.config import LangIdConfig
 from pretrain_core.clean.langid import detect_language
+from pretrain_core.licences import NOASSERTION
 from pretrain_core.quality.config import QualityConfig, ReferenceConfig
 from pretrain_core.quality.ngram import EMPTY_CONTEXT, NgramLM, PaddedSentences, gram_keys, pad_sentences
 from pretrain_core.quality.reference import reference_lines, train_reference_model
@@ -287,6 +288,7 @@ def stage_time(reference: list[str], scored: list[str], cfg: QualityConfig, repe
             "text": scored,
             "source": ["bench"] * n,
             "domain": ["general"] * n,
+            "licence": [NOASSERTION] * n,
             "location": [f"bench#{i}" for i in range(n)],
             "code_language": pa.nulls(n, pa.string()),
             "lang": langs,

@@ -19,6 +19,7 @@ from pretrain_core.config import load_config
 from pretrain_core.ingest.config import IngestConfig
 from pretrain_core.ingest.listing import list_source_files
 from pretrain_core.ingest.stage import ingest_files
+from pretrain_core.licences import NOASSERTION
 from pretrain_eval.pii_tagger.text_sources import read_text
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -128,6 +129,7 @@ def stage_table(docs: Sequence[Document], schema: pa.Schema, **columns: list[Any
         "text": [doc.text for doc in docs],
         "source": ["bench"] * n,
         "domain": [doc.domain for doc in docs],
+        "licence": [NOASSERTION] * n,
         "location": [f"bench:{i}" for i in range(n)],
         "code_language": [doc.code_language for doc in docs],
         "lang": ["und"] * n,

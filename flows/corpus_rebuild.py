@@ -15,6 +15,7 @@ from pretrain_core.job_groups import JobGroup, Keyed, group_jobs, in_job_order, 
 from pretrain_core.manifest import StageManifest
 from pretrain_core.pipeline import CORPUS_STAGES, CorpusPipeline
 from pretrain_core.root_lock import root_lock
+from tasks.card import write_data_card
 from tasks.corpus import (
     fit_for_stage,
     plan_fit_maps,
@@ -35,9 +36,11 @@ R = TypeVar("R")
 
 @flow(name="corpus-rebuild-stages", log_prints=True)
 def rebuild_stages(cfg: PipelineConfig) -> dict[str, StageManifest]:
-    """Run the stages of an already-loaded config on the flow's task runner."""
+    """Run the stages of an already-loaded config on the flow's task runner, then write the build's data card."""
     workers = worker_count(cfg.execution)
-    return {name: run_stage_on_runner(cfg, name, workers) for name in CORPUS_STAGES}
+    manifests = {name: run_stage_on_runner(cfg, name, workers) for name in CORPUS_STAGES}
+    write_data_card(cfg)
+    return manifests
 
 
 def run_stage_on_runner(cfg: PipelineConfig, name: str, workers: int | None = None) -> StageManifest:

@@ -11,6 +11,7 @@ from typing import Any
 
 import yaml
 
+from pretrain_cli.card_command import add_card_command, run_card
 from pretrain_cli.model_commands import MODEL_COMMANDS, add_model_commands, run_model_command
 from pretrain_cli.plan_command import add_plan_command, run_plan
 from pretrain_cli.sweep_commands import add_sweep_commands, run_coord_check, run_sweep
@@ -34,6 +35,8 @@ examples:
   pretrain export outputs/demo/train --format safetensors --output outputs/demo/export
   pretrain serve outputs/demo/export --port 8000  # POST /generate on 127.0.0.1
   pretrain ablate                               # raw vs curated proxy models on the demo corpus, 3 seeds each
+  pretrain card                                 # the demo build's data card: sources, licences, what each stage did
+  pretrain card --compare OLD_ROOT NEW_ROOT     # what changed between two builds
 """
 
 
@@ -137,6 +140,7 @@ def build_parser() -> argparse.ArgumentParser:
     report.add_argument("--markdown", metavar="FILE", help="also write the table as Markdown to FILE")
 
     add_model_commands(commands)
+    add_card_command(commands, _add_config_args)
     add_plan_command(commands)
     add_sweep_commands(commands)
 
@@ -314,6 +318,8 @@ def main(argv: list[str] | None = None) -> int:
             return _stage_report(args)
         elif args.command in MODEL_COMMANDS:
             return run_model_command(args)
+        elif args.command == "card":
+            return run_card(args)
         elif args.command == "ablate":
             return _ablate(args)
         elif args.command == "dask-certs":

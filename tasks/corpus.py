@@ -9,6 +9,7 @@ from prefect import get_run_logger, task
 from prefect.artifacts import create_table_artifact
 from prefect.cache_policies import NO_CACHE
 
+from pretrain_core.card.stats import is_card_statistic
 from pretrain_core.config import PipelineConfig
 from pretrain_core.job_groups import JobGroup
 from pretrain_core.manifest import ShardRecord, StageManifest
@@ -113,8 +114,12 @@ def write_stage_manifest(
 
 
 def stats_line(manifest: StageManifest) -> str:
-    """The manifest's stats as `name=value` pairs in name order, whole numbers without a decimal point."""
-    values = (f"{k}={int(v) if float(v).is_integer() else round(v, 4)}" for k, v in sorted(manifest.stats.items()))
+    """The manifest's stats as `name=value` pairs in name order, whole numbers without a decimal point; the data
+    card's histograms (`family/value` keys) are counted, not listed: the card draws them."""
+    headline = {k: v for k, v in manifest.stats.items() if not is_card_statistic(k)}
+    values = [f"{k}={int(v) if float(v).is_integer() else round(v, 4)}" for k, v in sorted(headline.items())]
+    if len(headline) < len(manifest.stats):
+        values.append(f"{len(manifest.stats) - len(headline)} data-card counts")
     return ", ".join(values) or "none"
 
 

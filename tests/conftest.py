@@ -74,6 +74,11 @@ SMALL_SOURCES = ("fortunes_zh", "python_docs", "code", "manpages")
 @pytest.fixture
 def small_config_file(tmp_path: Path) -> Path:
     """A pipeline config over a real slice of the demo corpus, sized for tests (seconds per stage)."""
+    return write_small_config(tmp_path)
+
+
+def write_small_config(tmp_path: Path) -> Path:
+    """`small_config_file` under any folder (a module-scoped fixture's too)."""
     import yaml
 
     from pretrain_core.config import load_config

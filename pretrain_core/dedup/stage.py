@@ -25,6 +25,7 @@ import pyarrow.compute as pc
 from pretrain_core import schema as contract
 from pretrain_core import storage
 from pretrain_core.batches import size_batches
+from pretrain_core.card.stats import cluster_sizes
 from pretrain_core.dedup.config import DedupConfig
 from pretrain_core.dedup.exact import exact_key
 from pretrain_core.dedup.near import Sketches, sketch_texts
@@ -196,6 +197,7 @@ class DedupStage:
             "clusters": float(pc.sum(pc.and_(keep, pc.greater(sizes, 1))).as_py() or 0),
             "largest_cluster": float(pc.max(sizes).as_py() or 0),
         }
+        stats |= cluster_sizes(sizes.filter(keep).to_pylist())  # each kept representative's cluster, for the card
         return ShardOutput(kept=out.filter(keep), dropped=dropped, stats=stats)
 
 

@@ -10,6 +10,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from pretrain_core.card.stats import TOKENS_BY_LICENCE
 from pretrain_core.mixture.config import MixtureConfig
 from pretrain_core.mixture.plan import count_shard_tokens, plan_mixture, plan_rows, token_ids_of
 from pretrain_core.schema import MIXTURE, TOKEN_IDS, dropped_schema
@@ -61,9 +62,6 @@ class MixtureStage:
         dropped = _with_mixture_columns(table.take(unsampled), n_tokens.take(unsampled), 0, no_ids)
         dropped = dropped.append_column("drop_reason", pa.array([NOT_SAMPLED] * len(unsampled), pa.string()))
         return ShardOutput(kept.cast(MIXTURE), dropped.cast(dropped_schema(MIXTURE)), _token_stats(kept))
-
-
-TOKENS_BY_LICENCE = "tokens_by_licence"
 
 
 def _with_mixture_columns(

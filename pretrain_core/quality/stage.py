@@ -22,6 +22,7 @@ import numpy as np
 import pyarrow as pa
 
 from pretrain_core import schema, storage
+from pretrain_core.card.stats import score_histogram
 from pretrain_core.config_base import ConfigError
 from pretrain_core.quality import sample_scores
 from pretrain_core.quality.classifier import SIGNAL_NAMES, SignalClassifier, shipped_classifiers
@@ -396,6 +397,7 @@ class QualityStage:
         reasons = [f"quality_bucket_{bucket}" for bucket in buckets[~keep]]
         dropped = dropped.append_column(DROP_REASON, pa.array(reasons, pa.string()))
         stats = _stats(groups, keys, perplexity, buckets) | {"quality_lang_detected": float(detected)}
+        stats |= score_histogram(score, domains)  # every scored document, kept or cut, for the card
         return ShardOutput(scored.filter(pa.array(keep)), dropped, stats)
 
 

@@ -24,8 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 import sentencepiece as spm
 
+from pretrain_core.card.stats import BYTES_BY_LANGUAGE, TOKENS_BY_LANGUAGE, TOKENS_BY_SOURCE, counts
 from pretrain_core.schema import TOKEN_IDS, TOKENS, dropped_schema
 from pretrain_core.stage import ShardOutput
 from pretrain_core.tokenize.config import PackConfig
@@ -83,6 +85,7 @@ class TokenizeStage:
         dropped = [_dropped_rows(heldout_copy, ids, domains, sources, licences, splits, HELDOUT_REPEAT)]
         stats: dict[str, float] = {f"sequences_{s}": 0.0 for s in SPLITS} | {"tokens_discarded_tail": 0.0}
         stats |= {"documents_ids_reused": float(reused), "documents_encoded": float(len(tokens) - reused)}
+        stats |= _card_stats(table, tokens, doc_of_row, ~heldout_copy)
         sequences: list[pa.Table] = []
         for split_index, split in enumerate(SPLITS):
             streams: list[pa.Table] = []
@@ -182,6 +185,20 @@ def _sequences(
             "doc_ids": pa.ListArray.from_arrays(packed.doc_indices.offsets, names),
             "split": pa.array([split] * n, pa.string()),
         }
+    )
+
+
+def _card_stats(table: pa.Table, tokens: pa.ListArray, doc_of_row: np.ndarray, packed: np.ndarray) -> dict[str, float]:
+    """Document tokens of the ``packed`` rows (copies counted) by source and language, and their UTF-8 bytes by
+    language: the card's tokens by source and language, and the tokenizer's bytes per token."""
+    row_tokens = tokens.value_lengths().to_numpy(zero_copy_only=False)[doc_of_row][packed].tolist()
+    row_bytes = pc.binary_length(table.column("text")).to_numpy()[packed].tolist()
+    sources = np.asarray(table.column("source").to_pylist(), dtype=object)[packed].tolist()
+    languages = np.asarray(table.column("lang").to_pylist(), dtype=object)[packed].tolist()
+    return (
+        counts(TOKENS_BY_SOURCE, sources, row_tokens)
+        | counts(TOKENS_BY_LANGUAGE, languages, row_tokens)
+        | counts(BYTES_BY_LANGUAGE, languages, row_bytes)
     )
 
 

@@ -23,6 +23,7 @@ from sklearn.metrics import roc_auc_score
 from threadpoolctl import threadpool_limits
 
 from pretrain_core import schema, storage
+from pretrain_core.licences import NOASSERTION
 from pretrain_core.quality.classifier import (
     CLASSIFIER_SIGNALS,
     SHIPPED_CLASSIFIER,
@@ -92,6 +93,7 @@ def _as_stage_input(docs: Sequence[TrainingDoc]) -> pa.Table:
         "text": [doc.text for doc in docs],
         "source": ["good" if doc.label else "bad" for doc in docs],
         "domain": ["code" if is_code else "general" for is_code in code],
+        "licence": [NOASSERTION] * n,
         "location": [f"training#{i}" for i in range(n)],
         "code_language": [doc.lang if is_code else None for doc, is_code in zip(docs, code, strict=True)],
         "lang": ["code" if is_code else doc.lang for doc, is_code in zip(docs, code, strict=True)],

@@ -34,6 +34,7 @@ from pretrain_core.dedup.config import DedupConfig
 from pretrain_core.dedup.normalize import normalize_texts
 from pretrain_core.dedup.shingles import ShingleSets, shingle_sets
 from pretrain_core.dedup.stage import fit_dedup, read_clusters, representative_rank
+from pretrain_core.licences import NOASSERTION
 from pretrain_eval.stage_quality.figures import OURS, Bar, Figure, f_beta, precision_recall
 
 STAGE = "dedup"
@@ -135,6 +136,7 @@ def our_representatives(labelled: LabelledSet, cfg: DedupConfig) -> np.ndarray:
             "text": labelled.texts,
             "source": ["labelled"] * n,
             "domain": labelled.domains,
+            "licence": [NOASSERTION] * n,
             "location": labelled.ids,
             "code_language": [None] * n,
             "lang": ["und"] * n,

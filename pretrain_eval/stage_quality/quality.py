@@ -36,6 +36,7 @@ from pretrain_core.clean import code_rules, prose_rules
 from pretrain_core.clean.config import CleanConfig
 from pretrain_core.clean.stage import CleanStage
 from pretrain_core.config import load_config
+from pretrain_core.licences import NOASSERTION
 from pretrain_core.quality.classifier import SignalClassifier
 from pretrain_core.quality.config import SHIPPED_REFERENCES, QualityConfig
 from pretrain_core.quality.reference import shipped_reference
@@ -144,6 +145,7 @@ def ingest_table(items: Sequence[LabelledItem], code_domains: Sequence[str]) -> 
             "text": [item.text for item in items],
             "source": [_SOURCE] * len(items),
             "domain": [item.domain for item in items],
+            "licence": [NOASSERTION] * len(items),
             "location": [f"{EVAL_FILE}#{item.id}" for item in items],
             "code_language": [item.lang if item.domain in code_domains else None for item in items],
         },

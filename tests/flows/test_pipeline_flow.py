@@ -101,4 +101,9 @@ def _assert_stage_artifacts_in_the_ui(root: Path) -> None:
         counts = latest[f"small-{name}-counts"]
         assert counts.type == "table" and str(root / "corpus" / name / "manifest.json") in (counts.description or "")
     pii = latest["small-pii-counts"].description or ""
+    with get_client(sync_client=True) as client:
+        cards = client.read_artifacts(artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=["small-data-card"])))
+    card = max(cards, key=lambda artifact: artifact.created or 0)
+    assert card.type == "markdown" and "## Sources and licences" in str(card.data)
+    assert (root / "card" / "card.html").exists() and (root / "card" / "card.json").exists()
     assert "stats: " in pii and "pii_tagger_not_run=" in pii  # what the name tagger could not read is in the UI

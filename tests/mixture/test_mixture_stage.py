@@ -6,9 +6,10 @@ from pathlib import Path
 import pytest
 
 from pretrain_core import storage
+from pretrain_core.card.stats import TOKENS_BY_LICENCE
 from pretrain_core.mixture.config import MixtureConfig
 from pretrain_core.mixture.plan import fit_mixture, plan_rows
-from pretrain_core.mixture.stage import NOT_SAMPLED, TOKENS_BY_LICENCE, MixtureStage
+from pretrain_core.mixture.stage import NOT_SAMPLED, MixtureStage
 from pretrain_core.schema import MIXTURE
 from pretrain_core.stage import plan_shards, run_shard
 from pretrain_core.tokenize.encode import encode_texts, load_tokenizer

@@ -82,7 +82,8 @@ def test_shards_are_read_through_fsspec(memory_url: str) -> None:
     url = storage.join(memory_url, "tokens")
     table = pa.table(
         {"input_ids": [[1, 2, 3], [4, 5, 6]], "domain": ["code", "general"], "source": ["cpython", "handbook"],
-         "doc_ids": [["a"], ["b"]], "split": ["train", "test"]},
+         "licences": [["PSF-2.0"], ["GPL-2.0-or-later OR CC-BY-SA-3.0"]], "doc_ids": [["a"], ["b"]],
+         "split": ["train", "test"]},
         schema=schema.TOKENS,
     )  # fmt: skip
     storage.write_parquet(storage.join(url, "data", "00000.parquet"), table)

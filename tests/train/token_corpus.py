@@ -15,6 +15,7 @@ import pyarrow as pa
 import sentencepiece as spm
 
 from pretrain_core import schema, storage
+from pretrain_core.licences import NOASSERTION
 from pretrain_core.train.checkpoint import EVALUATIONS
 from tests.shipped_text import CJK_TEXTS, DEMO, LICENCES
 
@@ -89,7 +90,7 @@ def build_token_data(root: str, seq_len: int = 32, vocab_size: int = 512, n_shar
         encoded = [*sp.encode(text), sp.eos_id()]
         ids += encoded
         owners += [doc_id] * len(encoded)
-    rows: dict[str, list] = {"input_ids": [], "domain": [], "source": [], "doc_ids": [], "split": []}
+    rows: dict[str, list] = {"input_ids": [], "domain": [], "source": [], "licences": [], "doc_ids": [], "split": []}
     window = seq_len + 1
     for (split, domain), (ids, owners) in sorted(streams.items()):
         for start in range(0, len(ids) - window + 1, seq_len):  # consecutive windows share one id, as packed
@@ -97,6 +98,7 @@ def build_token_data(root: str, seq_len: int = 32, vocab_size: int = 512, n_shar
             rows["input_ids"].append(ids[start : start + window])
             rows["domain"].append(domain)
             rows["source"].append(Counter(members).most_common(1)[0][0].split("#")[0])  # the file most ids are from
+            rows["licences"].append([NOASSERTION])
             rows["doc_ids"].append(list(dict.fromkeys(members)))
             rows["split"].append(split)
     table = pa.table(rows, schema=schema.TOKENS)
