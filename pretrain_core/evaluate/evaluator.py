@@ -20,6 +20,7 @@ import torch
 from pydantic import BaseModel
 
 from pretrain_core import storage
+from pretrain_core.evaluate.long_context import LongContextResult, evaluate_checkpoint_long_context
 from pretrain_core.evaluate.probes import ProbeResult, run_probes
 from pretrain_core.evaluate.zero_shot import TaskScore, build_items, documents_of, score_items
 from pretrain_core.generate.config import GenerationConfig
@@ -83,6 +84,7 @@ class EvalResult(BaseModel):
     tasks: dict[str, TaskScore] = {}  # "task/language" → accuracy (zero_shot.py)
     generation: GenerationFigures | None = None
     probes: ProbeResult | None = None
+    long_context: LongContextResult | None = None  # with EvalConfig.long_context_lengths
     seconds: float
     config: dict[str, Any] = {}  # the EvalConfig it ran under: a rerun with the same settings reuses the result
 
@@ -320,6 +322,9 @@ def _evaluate(url: str, tokens_url: str | None, tokenizer_url: str | None, cfg: 
     causal = model.args.causal  # a masked-objective model neither generates nor scores continuations
     tasks = zero_shot_scores(model, tokenizer, tokens_url, cfg) if causal and cfg.zero_shot_items else {}
     generation, probes = probe_generations(model, tokenizer, cfg) if causal and cfg.probe_samples else (None, None)
+    long_context = None
+    if causal and cfg.long_context_lengths:
+        long_context, _ = evaluate_checkpoint_long_context(url, cfg.long_context_lengths, tokens_url=tokens_url)
     return EvalResult(
         checkpoint_url=url,
         step=int(meta["step"]),
@@ -330,6 +335,7 @@ def _evaluate(url: str, tokens_url: str | None, tokenizer_url: str | None, cfg: 
         tasks=tasks,
         generation=generation,
         probes=probes,
+        long_context=long_context,
         seconds=round(time.perf_counter() - started, 3),
         config=cfg.model_dump(mode="json"),
     )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import Field, model_validator
 
@@ -570,4 +570,11 @@ class EvalConfig(StrictModel):
         le=1000,
         description="Sampled completions screened by the toxicity probe and measured for variety and repetition "
         "(with the bias probe's sentence pairs); 0 turns the probes off.",
+    )
+    long_context_lengths: list[Annotated[int, Field(ge=16, le=65536)]] = Field(
+        default_factory=list,
+        max_length=16,
+        description="Context lengths to also score held-out loss by position and passkey "
+        "retrieval at, with the checkpoint's own RoPE scaling (as `pretrain evaluate --long-context`; the figures "
+        "and heat map beside the checkpoint). Empty: off.",
     )

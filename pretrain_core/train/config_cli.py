@@ -21,7 +21,7 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 def add_config_flags(parser: argparse.ArgumentParser, model: type[BaseModel]) -> None:
     parser.add_argument("--config", help="JSON or YAML file (any URL) with config fields; flags override it.")
     for name, info in model.model_fields.items():
-        default = json.dumps(info.default, ensure_ascii=False)
+        default = json.dumps(info.get_default(call_default_factory=True), ensure_ascii=False)
         parser.add_argument(
             f"--{name.replace('_', '-')}",
             dest=name,

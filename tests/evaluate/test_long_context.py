@@ -8,6 +8,7 @@ import torch
 
 from pretrain_cli.main import main
 from pretrain_core import storage
+from pretrain_core.evaluate.evaluator import evaluate_checkpoint
 from pretrain_core.evaluate.long_context import (
     at_length,
     bucket_edges,
@@ -15,6 +16,7 @@ from pretrain_core.evaluate.long_context import (
     passkey_prompt,
 )
 from pretrain_core.train.checkpoint import TOKENIZER_FILE, latest_checkpoint, load_model
+from pretrain_core.train.config import EvalConfig
 from pretrain_core.train.tokenizer import load_tokenizer
 
 
@@ -63,3 +65,14 @@ def test_pretrain_evaluate_long_context_writes_figures_past_the_trained_length(
     assert max(p["end"] for p in figures["positions"]) == 192
     assert len(figures["passkey"]) == 2 * 5 and all(0 <= c["accuracy"] <= 1 for c in figures["passkey"])
     assert storage.read_bytes(storage.join(checkpoint, "long_context-linear-x2.png")).startswith(b"\x89PNG")
+
+
+def test_the_checkpoint_evaluation_scores_long_context_when_asked(fresh_run: str) -> None:
+    cfg = EvalConfig(long_context_lengths=[96, 192], zero_shot_items=0, probe_samples=0, batches_per_split=1)
+    result = evaluate_checkpoint(fresh_run, cfg=cfg)
+    assert result.long_context is not None and result.long_context.rope_scaling == "none"
+    assert {p.length for p in result.long_context.positions} == {96, 192}
+    checkpoint = latest_checkpoint(fresh_run) or ""
+    recorded = storage.read_json(storage.join(checkpoint, "eval.json"))
+    assert recorded["long_context"]["trained_length"] == 96
+    assert storage.exists(storage.join(checkpoint, "long_context-none-x1.json"))
