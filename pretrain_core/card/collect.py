@@ -30,6 +30,7 @@ from pretrain_core.pii.spans import redact, resolve_overlaps
 from pretrain_core.pipeline import CORPUS_STAGES, CorpusPipeline
 from pretrain_core.schema import DOMAINS
 
+CARD_DIR = "card"  # under the root; with storage.layout by_config, card-<the tokenize stage's config hash>
 EXAMPLES_PER_REASON = 2
 EXAMPLE_CHARS = 200
 EXAMPLE_FILES = 32  # quarantine files read at most per stage, from the first
@@ -69,6 +70,7 @@ class DataCard(BaseModel):
 
     name: str
     root: str
+    folder: str  # where its files go
     config_hash: str
     code_version: str
     sources: list[SourceFacts]
@@ -110,6 +112,7 @@ def collect_card(cfg: PipelineConfig) -> DataCard:
     return DataCard(
         name=cfg.name,
         root=cfg.storage.root,
+        folder=card_folder(cfg, pipeline),
         config_hash=cfg.hash(),
         code_version=manifests["tokenize"].code_version,
         sources=_sources(cfg, manifests),
@@ -135,6 +138,13 @@ def collect_card(cfg: PipelineConfig) -> DataCard:
         bytes_per_token=_bytes_per_token(tokenize),
         tokenizer=_tokenizer(manifests["tokenize"]),
     )
+
+
+def card_folder(cfg: PipelineConfig, pipeline: CorpusPipeline) -> str:
+    """`<root>/card`; under `storage.layout: by_config`, where builds share a root, one folder per build."""
+    if cfg.storage.layout == "flat":
+        return storage.join(cfg.storage.root, CARD_DIR)
+    return storage.join(cfg.storage.root, f"{CARD_DIR}-{pipeline.config_hash('tokenize')[:16]}")
 
 
 def _descending(values: dict[str, float]) -> dict[str, float]:

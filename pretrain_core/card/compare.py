@@ -5,15 +5,17 @@ licences that appeared or disappeared, and the mixture's realised shares."""
 from __future__ import annotations
 
 from pretrain_core import storage
-from pretrain_core.card.collect import DataCard
-from pretrain_core.card.render import CARD_DIR, escape
+from pretrain_core.card.collect import CARD_DIR, DataCard
+from pretrain_core.card.render import escape
 
 CARD_FILE = "card.json"
 
 
 def load_card(where: str) -> DataCard:
-    """A card from its `card.json`, or from a build root holding `card/card.json`."""
-    url = where if where.endswith(".json") else storage.join(where, CARD_DIR, CARD_FILE)
+    """A card from its `card.json`, the folder holding it, or a build root holding `card/card.json`."""
+    url = where if where.endswith(".json") else storage.join(where, CARD_FILE)
+    if not where.endswith(".json") and not storage.exists(url):
+        url = storage.join(where, CARD_DIR, CARD_FILE)
     if not storage.exists(url):
         raise FileNotFoundError(f"no data card at {url}: run `pretrain card` for that build first")
     return DataCard.model_validate(storage.read_json(url))

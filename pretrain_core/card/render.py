@@ -15,7 +15,6 @@ from pretrain_core import storage
 from pretrain_core.card.collect import DataCard, StageFacts
 from pretrain_core.card.plots import FIGURES, draw_all
 
-CARD_DIR = "card"
 _MARKDOWN_SPECIAL = re.compile(r"([\\`*_\[\]<>|#])")
 Links = dict[str, str]  # a drawn figure's name → where the card finds it
 
@@ -207,10 +206,10 @@ img {{ max-width: 100%; }} code {{ font-size: 0.85rem; }} h2 {{ border-bottom: 1
 
 
 def write_card(card: DataCard) -> dict[str, str]:
-    """`card.json`, `card.md` with its PNG figures, and the self-contained `card.html`, under `<root>/card/`;
-    returns their URLs by kind. A file whose bytes would not change is left alone, so an unchanged rebuild
-    touches nothing."""
-    folder = storage.join(card.root, CARD_DIR)
+    """`card.json`, `card.md` with its PNG figures, and the self-contained `card.html`, in the card's folder
+    (`<root>/card/`); returns their URLs by kind. A file whose bytes would not change is left alone, so an
+    unchanged rebuild touches nothing."""
+    folder = card.folder
     pngs = draw_all(card)
     for name, png in pngs.items():
         _put(storage.join(folder, f"{name}.png"), png)

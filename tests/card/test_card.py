@@ -15,7 +15,7 @@ import pytest
 
 from pretrain_cli.main import main
 from pretrain_core import storage
-from pretrain_core.card.collect import DataCard, collect_card, dropped_examples
+from pretrain_core.card.collect import DataCard, card_folder, collect_card, dropped_examples
 from pretrain_core.card.compare import compare_cards, load_card
 from pretrain_core.card.plots import FIGURES
 from pretrain_core.card.render import SECTIONS, render_html, write_card
@@ -76,7 +76,7 @@ def test_the_card_needs_no_data_shard(build: tuple[PipelineConfig, DataCard], tm
         shutil.rmtree(data)
     moved = cfg.model_copy(update={"storage": cfg.storage.model_copy(update={"root": str(copy)})})
     again = collect_card(moved)
-    moved_only = {"root", "config_hash"}  # the config names its root
+    moved_only = {"root", "folder", "config_hash"}  # the config names its root
     assert again.model_dump(exclude=moved_only) == card.model_dump(exclude=moved_only)
 
 
@@ -104,7 +104,8 @@ def test_the_html_card_holds_every_section_and_its_figures_inline(
     pytest.importorskip("matplotlib", reason="the figures are drawn with matplotlib (eval extra)")
     _, card = build
     hostile = card.model_copy(update={"name": "x<script>alert(1)</script>"})
-    urls = write_card(hostile.model_copy(update={"root": str(tmp_path)}))
+    hostile = hostile.model_copy(update={"root": str(tmp_path), "folder": str(tmp_path / "card")})
+    urls = write_card(hostile)
     page = Path(urls["html"]).read_text(encoding="utf-8")
     outline = _Outline()
     outline.feed(page)
@@ -116,7 +117,7 @@ def test_the_html_card_holds_every_section_and_its_figures_inline(
     markdown = Path(urls["md"]).read_text(encoding="utf-8")
     assert all(f"## {heading}" in markdown for heading in SECTIONS)
     assert all((tmp_path / "card" / f"{name}.png").exists() for name in FIGURES)
-    assert load_card(str(tmp_path)) == hostile.model_copy(update={"root": str(tmp_path)})
+    assert load_card(str(tmp_path)) == load_card(str(tmp_path / "card")) == hostile
 
 
 @pytest.mark.skipif(CHROMIUM is None, reason="no Chromium on this machine (Debian: apt-get install chromium)")
@@ -156,9 +157,18 @@ def test_compare_names_what_changed_between_two_builds(build: tuple[PipelineConf
     assert "| ingest | licence\\_denied | 0 |" in comparison
     assert "## Token shares by source" in comparison and "fortunes\\_zh" in comparison
     for name, each in (("a", card), ("b", other)):  # the command reads what `pretrain card` wrote
-        write_card(each.model_copy(update={"root": str(tmp_path / name)}))
+        write_card(each.model_copy(update={"root": str(tmp_path / name), "folder": str(tmp_path / name / "card")}))
     review = tmp_path / "review.md"
     assert main(["card", "--compare", str(tmp_path / "a"), str(tmp_path / "b"), "--output", str(review)]) == 0
     assert review.read_text(encoding="utf-8") == comparison.replace(card.root, str(tmp_path / "a")).replace(
         other.root, str(tmp_path / "b")
     )
+
+
+def test_builds_sharing_a_root_by_config_keep_a_card_each(tmp_path: Path) -> None:
+    path = write_small_config(tmp_path)
+    flat = load_config(path)
+    shared = [load_config(path, ["storage.layout=by_config", f"pack.seq_len={n}"]) for n in (64, 128)]
+    assert card_folder(flat, CorpusPipeline(flat)) == str(tmp_path / "run" / "card")
+    folders = {card_folder(cfg, CorpusPipeline(cfg)) for cfg in shared}
+    assert len(folders) == 2 and all(Path(f).name.startswith("card-") for f in folders)
