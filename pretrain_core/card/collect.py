@@ -34,6 +34,7 @@ CARD_DIR = "card"  # under the root; with storage.layout by_config, card-<the to
 EXAMPLES_PER_REASON = 2
 EXAMPLE_CHARS = 200
 EXAMPLE_FILES = 32  # quarantine files read at most per stage, from the first
+EXAMPLE_ROWS = 100_000  # and rows: a reason not met by then shows no example
 LANGUAGE_PREFIX = "lang_"  # clean's kept documents per language
 
 
@@ -185,10 +186,11 @@ def _stage(name: str, manifest: StageManifest, root: str) -> StageFacts:
 
 
 def dropped_examples(dropped_root: str, reasons: set[str]) -> dict[str, list[str]]:
-    """Up to EXAMPLES_PER_REASON texts per reason from the first quarantine files (batch by batch, so a large
-    quarantine is never read whole), their structured PII (emails, phones, cards …) redacted, cut to
-    EXAMPLE_CHARS."""
+    """Up to EXAMPLES_PER_REASON texts per reason from the first rows of the first quarantine files (batch by
+    batch, so a large quarantine is never read whole), their structured PII (emails, phones, cards …) redacted,
+    cut to EXAMPLE_CHARS."""
     examples: dict[str, list[str]] = {reason: [] for reason in sorted(reasons)}
+    scanned = 0
     if not reasons or not storage.exists(dropped_root):
         return examples
     for url in sorted(storage.list_files(dropped_root, suffix=".parquet"))[:EXAMPLE_FILES]:
@@ -201,7 +203,8 @@ def dropped_examples(dropped_root: str, reasons: set[str]) -> dict[str, list[str
                 for text, reason in zip(batch.column(0).to_pylist(), batch.column(1).to_pylist(), strict=True):
                     if reason in examples and len(examples[reason]) < EXAMPLES_PER_REASON and text.strip():
                         examples[reason].append(_redacted(text))
-                if all(len(found) >= EXAMPLES_PER_REASON for found in examples.values()):
+                scanned += batch.num_rows
+                if scanned >= EXAMPLE_ROWS or all(len(found) >= EXAMPLES_PER_REASON for found in examples.values()):
                     return examples
     return examples
 
