@@ -15,8 +15,10 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -38,6 +40,7 @@ from pretrain_core.quality.cutoffs import (
     percentile_cutoffs,
 )
 from pretrain_core.quality.languages import known_languages
+from pretrain_core.quality.model_cache import FittedModel, ModelCache, model_key
 from pretrain_core.quality.ngram import NgramLM
 from pretrain_core.quality.reference import ReferenceRecord, train_lm, train_skeleton_tokenizer, train_tokenizer
 from pretrain_core.quality.sample_scores import SampleScores
@@ -61,6 +64,7 @@ if TYPE_CHECKING:
     from pretrain_core.config import PipelineConfig
 
 CUTOFFS = "cutoffs"
+MODEL_CACHE_DIR = "cache/quality-models"  # under the storage root: reference models reused across builds
 SCORED_SAMPLE = "scored_sample"
 # Text more predictable than reference text usually is says nothing better about it (templated and monotone
 # text is the most predictable of all): distances below this count as this.
@@ -82,58 +86,34 @@ class _ModelPlan:
         return folds
 
 
-def fit_quality(input_urls: list[str], cfg: QualityConfig, artifact_dir: str) -> dict[str, str]:
+def fit_quality(
+    input_urls: list[str], cfg: QualityConfig, artifact_dir: str, cache_url: str | None = None
+) -> dict[str, str]:
     """Train the reference models and measure the cut-offs; write them under ``artifact_dir`` (same inputs and
     config give the same bytes) and return artifact name -> URL: `cutoffs`, and per model `<model>.tokenizer`
     and `<model>.skeleton` (the skeleton's kept words), and per part `<model>.fold<i>.lm` and
-    `<model>.fold<i>.skeleton.lm`."""
+    `<model>.fold<i>.skeleton.lm`. With ``cache_url``, a model already fitted on the same reference and settings
+    is copied from there instead of trained (`model_cache`)."""
     corpus = scan_corpus(input_urls, cfg)
     plans, routes = _plan_models(corpus, cfg)
+    cache = ModelCache(cache_url) if cache_url else None
+    fit_settings = cfg.model_dump(mode="json", exclude=set(SCORING_SETTINGS))
     models: dict[str, FoldedModel] = {}
     artifacts: dict[str, str] = {}
     model_info: dict[str, dict[str, Any]] = {}
     for name, plan in plans.items():
-        # One tokeniser per model, trained on all its reference text: a held-out document's effect on the piece
-        # vocabulary is negligible, unlike its effect on n-gram counts, which is why only the counts are folded.
-        all_texts = [r.text for r in plan.records]
-        tokenizer = train_tokenizer(all_texts, plan.kind, cfg)
-        skeleton_tokenizer = train_skeleton_tokenizer(all_texts, cfg)
-        artifacts[f"{name}.tokenizer"] = _write(artifact_dir, f"{name}.{_TOKENIZER_SUFFIX[plan.kind]}", tokenizer)
-        if skeleton_tokenizer is not None:
-            artifacts[f"{name}.skeleton"] = _write(artifact_dir, f"{name}.skeleton.json", skeleton_tokenizer)
-        parts, part_info = [], []
-        for part, texts in enumerate(plan.part_texts(cfg.cross_fit)):
-            lm = train_lm(texts, tokenizer, cfg.order)
-            artifacts[f"{name}.fold{part}.lm"] = _write(artifact_dir, f"{name}.fold{part}.lm", lm)
-            info = {
-                "reference_docs": len(texts),
-                "reference_chars": sum(map(len, texts)),
-                "n_grams": lm.n_grams,
-                "discounts": [round(d, 6) for d in lm.discounts],
-            }
-            skeleton = None
-            if skeleton_tokenizer is not None:
-                skeleton_lm = train_lm(texts, skeleton_tokenizer, cfg.skeleton_order)
-                artifacts[f"{name}.fold{part}.skeleton.lm"] = _write(
-                    artifact_dir, f"{name}.fold{part}.skeleton.lm", skeleton_lm
-                )
-                skeleton = Skeleton(skeleton_tokenizer, skeleton_lm, cfg.skeleton_weight)
-                info["skeleton_n_grams"] = skeleton_lm.n_grams
-            parts.append(ReferenceModel(tokenizer, lm, skeleton))
-            part_info.append(info)
-        models[name] = FoldedModel(tuple(parts), cfg.seed)
-        levels = _reference_levels(plan, models[name], tokenizer, skeleton_tokenizer, cfg)
-        model_info[name] = {
-            "tokenizer": plan.kind,
-            "vocab_size": tokenizer.vocab_size,
-            "order": cfg.order,
-            "skeleton_words": len(skeleton_tokenizer.words) if skeleton_tokenizer is not None else 0,
-            "skeleton_order": cfg.skeleton_order,
-            "folds": len(parts),
-            "reference_docs": len(plan.records),
-            "parts": part_info,
-            "levels": levels,
-        }
+        key = model_key(name, plan.kind, plan.records, fit_settings)
+        fitted = cache.get(key) if cache is not None else None
+        if fitted is None:
+            fitted = _fit_model(plan, cfg)
+            if cache is not None:
+                cache.put(key, fitted)
+        for suffix, (file_suffix, data) in fitted.files.items():
+            artifacts[f"{name}.{suffix}"] = url = storage.join(artifact_dir, "models", f"{name}.{file_suffix}")
+            storage.write_bytes(url, data)
+        contents = {suffix: data for suffix, (_, data) in fitted.files.items()}
+        models[name] = folded_model(fitted.info, contents.__getitem__, cfg)
+        model_info[name] = fitted.info
     cutoffs, scored_sample = _measure_cutoffs(corpus, models, routes, cfg)
     index = QualityIndex(
         percentiles=cfg.bucket_percentiles,
@@ -147,6 +127,64 @@ def fit_quality(input_urls: list[str], cfg: QualityConfig, artifact_dir: str) ->
     artifacts[SCORED_SAMPLE] = storage.join(artifact_dir, "scored_sample.parquet")
     storage.write_parquet(artifacts[SCORED_SAMPLE], scored_sample)
     return dict(sorted(artifacts.items()))
+
+
+def _fit_model(plan: _ModelPlan, cfg: QualityConfig) -> FittedModel:
+    """One model's tokenisers and per-part n-gram models, as the bytes the fit writes, and its facts."""
+    # One tokeniser per model, trained on all its reference text: a held-out document's effect on the piece
+    # vocabulary is negligible, unlike its effect on n-gram counts, which is why only the counts are folded.
+    all_texts = [r.text for r in plan.records]
+    tokenizer = train_tokenizer(all_texts, plan.kind, cfg)
+    skeleton_tokenizer = train_skeleton_tokenizer(all_texts, cfg)
+    files: dict[str, tuple[str, bytes]] = {"tokenizer": (_TOKENIZER_SUFFIX[plan.kind], tokenizer.to_bytes())}
+    if skeleton_tokenizer is not None:
+        files["skeleton"] = ("skeleton.json", skeleton_tokenizer.to_bytes())
+    parts, part_info = [], []
+    for part, texts in enumerate(plan.part_texts(cfg.cross_fit)):
+        lm = train_lm(texts, tokenizer, cfg.order)
+        files[f"fold{part}.lm"] = (f"fold{part}.lm", lm.to_bytes())
+        info = {
+            "reference_docs": len(texts),
+            "reference_chars": sum(map(len, texts)),
+            "n_grams": lm.n_grams,
+            "discounts": [round(d, 6) for d in lm.discounts],
+        }
+        skeleton = None
+        if skeleton_tokenizer is not None:
+            skeleton_lm = train_lm(texts, skeleton_tokenizer, cfg.skeleton_order)
+            files[f"fold{part}.skeleton.lm"] = (f"fold{part}.skeleton.lm", skeleton_lm.to_bytes())
+            skeleton = Skeleton(skeleton_tokenizer, skeleton_lm, cfg.skeleton_weight)
+            info["skeleton_n_grams"] = skeleton_lm.n_grams
+        parts.append(ReferenceModel(tokenizer, lm, skeleton))
+        part_info.append(info)
+    levels = _reference_levels(plan, FoldedModel(tuple(parts), cfg.seed), tokenizer, skeleton_tokenizer, cfg)
+    facts = {
+        "tokenizer": plan.kind,
+        "vocab_size": tokenizer.vocab_size,
+        "order": cfg.order,
+        "skeleton_words": len(skeleton_tokenizer.words) if skeleton_tokenizer is not None else 0,
+        "skeleton_order": cfg.skeleton_order,
+        "folds": len(parts),
+        "reference_docs": len(plan.records),
+        "parts": part_info,
+        "levels": levels,
+    }
+    return FittedModel(files, facts)
+
+
+def folded_model(info: dict[str, Any], read: Callable[[str], bytes], cfg: QualityConfig) -> FoldedModel:
+    """A fitted model from its facts and its files (``read``: artifact suffix → bytes), as the fit wrote them."""
+    tokenizer = load_tokenizer(info["tokenizer"], read("tokenizer"))
+    skeleton_tokenizer = SkeletonTokenizer.from_bytes(read("skeleton")) if info["skeleton_words"] else None
+    parts = []
+    for part in range(int(info["folds"])):
+        lm = NgramLM.from_bytes(read(f"fold{part}.lm"))
+        skeleton = None
+        if skeleton_tokenizer is not None:
+            skeleton_lm = NgramLM.from_bytes(read(f"fold{part}.skeleton.lm"))
+            skeleton = Skeleton(skeleton_tokenizer, skeleton_lm, cfg.skeleton_weight)
+        parts.append(ReferenceModel(tokenizer, lm, skeleton))
+    return FoldedModel(tuple(parts), cfg.seed)
 
 
 def _reference_levels(
@@ -184,16 +222,6 @@ def _level(values: np.ndarray) -> list[float]:
         return [0.0, 1.0]
     low, median, high = np.percentile(values, [25, 50, 75])
     return [round(float(median), 6), round(max(float(high - low) / 1.349, 1e-3), 6)]
-
-
-class _Serialisable(Protocol):
-    def to_bytes(self) -> bytes: ...
-
-
-def _write(artifact_dir: str, file_name: str, model: _Serialisable) -> str:
-    url = storage.join(artifact_dir, "models", file_name)
-    storage.write_bytes(url, model.to_bytes())
-    return url
 
 
 def _sample_sizes(corpus: CorpusSample) -> dict[str, dict[str, dict[str, int]]]:
@@ -304,23 +332,11 @@ class QualityStage:
     def model(self, name: str) -> FoldedModel:
         if name not in self._models:
             info = self.index.models[name]
-            tokenizer = load_tokenizer(info["tokenizer"], storage.read_bytes(self.artifacts[f"{name}.tokenizer"]))
-            skeleton_url = self.artifacts.get(f"{name}.skeleton")
-            skeleton_tokenizer = (
-                SkeletonTokenizer.from_bytes(storage.read_bytes(skeleton_url)) if skeleton_url else None
-            )
-            parts = []
-            for part in range(int(info["folds"])):
-                lm = NgramLM.from_bytes(storage.read_bytes(self.artifacts[f"{name}.fold{part}.lm"]))
-                skeleton = None
-                if skeleton_tokenizer is not None:
-                    skeleton_lm = NgramLM.from_bytes(
-                        storage.read_bytes(self.artifacts[f"{name}.fold{part}.skeleton.lm"])
-                    )
-                    skeleton = Skeleton(skeleton_tokenizer, skeleton_lm, self.cfg.skeleton_weight)
-                parts.append(ReferenceModel(tokenizer, lm, skeleton))
-            self._models[name] = FoldedModel(tuple(parts), self.cfg.seed)
+            self._models[name] = folded_model(info, partial(self._artifact_bytes, name), self.cfg)
         return self._models[name]
+
+    def _artifact_bytes(self, model: str, suffix: str) -> bytes:
+        return storage.read_bytes(self.artifacts[f"{model}.{suffix}"])
 
     @property
     def fit_scores(self) -> SampleScores:
@@ -481,7 +497,7 @@ def fit_settings_of(cfg: PipelineConfig) -> dict[str, Any]:
 
 
 def fit_stage(inputs: list[str], cfg: PipelineConfig, shared: dict[str, str], artifact_dir: str) -> dict[str, str]:
-    return fit_quality(inputs, cfg.quality, artifact_dir)
+    return fit_quality(inputs, cfg.quality, artifact_dir, storage.join(cfg.storage.root, MODEL_CACHE_DIR))
 
 
 def build_stage(cfg: PipelineConfig, artifacts: dict[str, str]) -> QualityStage:

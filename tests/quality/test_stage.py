@@ -3,6 +3,7 @@ byte-for-byte reproducible, and that scoring buckets per language and drops with
 
 from __future__ import annotations
 
+import json
 import pickle
 from collections import Counter
 from collections.abc import Callable
@@ -179,6 +180,32 @@ def test_fit_is_byte_for_byte_deterministic(fitted: tuple[list[str], dict[str, s
     assert set(again) == set(artifacts)
     for name, url in artifacts.items():
         assert storage.read_bytes(again[name]) == storage.read_bytes(url), name
+
+
+def test_a_fit_on_the_same_reference_copies_the_cached_models(
+    fitted: tuple[list[str], dict[str, str]], tmp_path: Path
+) -> None:
+    """Models are cached by reference and settings: a fit through the cache writes the same bytes; a second one
+    copies the entries (a fact planted in one shows up in its cut-offs file), a half-written entry is fitted
+    again, and other settings make entries of their own."""
+    shards, artifacts = fitted
+    cache = tmp_path / "cache"
+    first = fit_quality(shards, CFG, str(tmp_path / "first"), str(cache))
+    assert {name: storage.read_bytes(url) for name, url in first.items()} == {
+        name: storage.read_bytes(url) for name, url in artifacts.items()
+    }
+    entries = sorted(cache.iterdir())
+    assert len(entries) == sum(name.endswith(".tokenizer") for name in artifacts)
+    planted, half_written = entries[0] / "info.json", entries[1] / "info.json"
+    entry = json.loads(planted.read_text())
+    entry["info"]["reference_docs"] = 123_456_789
+    planted.write_text(json.dumps(entry))
+    half_written.unlink()
+    second = fit_quality(shards, CFG, str(tmp_path / "second"), str(cache))
+    assert "123456789" in storage.read_bytes(second["cutoffs"]).decode()
+    assert half_written.exists()
+    fit_quality(shards, CFG.model_copy(update={"order": 3}), str(tmp_path / "third"), str(cache))
+    assert len(list(cache.iterdir())) == 2 * len(entries)
 
 
 def test_scores_buckets_and_drops_with_reasons(fitted: tuple[list[str], dict[str, str]], corpus: Rows) -> None:
