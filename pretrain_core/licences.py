@@ -48,13 +48,6 @@ def normalize_licence(expression: str) -> str:
     return str(parsed.render())
 
 
-def licence_keys(expression: str) -> list[str]:
-    """The licence ids an expression names (exceptions left out), in order."""
-    if expression == NOASSERTION:
-        return [NOASSERTION]
-    return list(_licensing().license_keys(_licensing().parse(expression, validate=False)))
-
-
 class LicencePolicy(StrictModel):
     """Which licences a build accepts. Documents whose licence is refused are dropped at ingest and counted under
     `licence_denied` / `licence_unknown`; the data card lists every licence that reached the tokens."""

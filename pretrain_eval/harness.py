@@ -17,10 +17,6 @@ from pretrain_core import storage
 HarnessModel = Literal["hf", "pretrain"]
 
 
-def harness_results_url(checkpoint_url: str, model: HarnessModel) -> str:
-    return storage.join(checkpoint_url, f"lm_eval-{model}.json")
-
-
 def run_harness(
     source: str,
     tasks: list[str],
@@ -57,7 +53,7 @@ def run_harness(
             results = lm_eval.simple_evaluate(model=hf_model, **options)
     assert results is not None  # None only on ranks other than the first of a distributed harness run
     scores = {task: dict(metrics) for task, metrics in results["results"].items()}
-    url = harness_results_url(checkpoint, model)
+    url = storage.join(checkpoint, f"lm_eval-{model}.json")
     storage.write_json(url, {"checkpoint": checkpoint, "model": model, "tasks": tasks, "results": scores})
     return scores, url
 

@@ -9,7 +9,6 @@ from pretrain_core.licences import (
     LICENCE_UNKNOWN,
     NOASSERTION,
     LicencePolicy,
-    licence_keys,
     normalize_licence,
 )
 
@@ -50,4 +49,3 @@ def test_the_policy_needs_every_and_part_and_one_alternative_of_each_or() -> Non
 def test_no_stated_licence_is_kept_with_a_warning_or_refused_as_configured() -> None:
     assert LicencePolicy().permits(NOASSERTION)
     assert LicencePolicy(unknown="refuse").drop_reason(NOASSERTION) == LICENCE_UNKNOWN
-    assert licence_keys("PSF-2.0 AND (0BSD OR MIT)") == ["PSF-2.0", "0BSD", "MIT"]

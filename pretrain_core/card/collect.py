@@ -91,10 +91,6 @@ class DataCard(BaseModel):
     bytes_per_token: dict[str, float]  # per language
     tokenizer: dict[str, Any]
 
-    def licence_share(self) -> dict[str, float]:
-        total = sum(self.tokens_by_licence.values())
-        return {licence: tokens / total for licence, tokens in self.tokens_by_licence.items()} if total else {}
-
 
 def collect_card(cfg: PipelineConfig) -> DataCard:
     """The card of the build ``cfg`` describes; every stage must have finished (a clear error names the first that
