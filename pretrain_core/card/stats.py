@@ -18,15 +18,9 @@ TOKENS_BY_LANGUAGE = "tokens_by_lang"  # tokenize: the same by language
 BYTES_BY_LANGUAGE = "bytes_by_lang"  # tokenize: UTF-8 bytes of those documents by language (bytes per token)
 
 
-def counts(prefix: str, values: Iterable[str], weights: Iterable[float] | None = None) -> dict[str, float]:
-    """`prefix/value` → count (or summed weight) of each value."""
-    total: dict[str, float] = {}
-    if weights is None:
-        total = {value: float(n) for value, n in Counter(values).items()}
-    else:
-        for value, weight in zip(values, weights, strict=True):
-            total[value] = total.get(value, 0.0) + weight
-    return {f"{prefix}/{value}": float(n) for value, n in sorted(total.items())}
+def counts(prefix: str, values: Iterable[str]) -> dict[str, float]:
+    """`prefix/value` → how many times each value occurs."""
+    return {f"{prefix}/{value}": float(n) for value, n in sorted(Counter(values).items())}
 
 
 def score_histogram(scores: np.ndarray, domains: Iterable[str]) -> dict[str, float]:
