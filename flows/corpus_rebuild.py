@@ -13,7 +13,7 @@ from prefect.runtime import flow_run
 from pretrain_core.config import PipelineConfig, load_config
 from pretrain_core.job_groups import JobGroup, Keyed, group_jobs, in_job_order, jobs_per_task
 from pretrain_core.manifest import StageManifest
-from pretrain_core.pipeline import CORPUS_STAGES, CorpusPipeline
+from pretrain_core.pipeline import CORPUS_STAGES, CorpusPipeline, resolve_processes
 from pretrain_core.root_lock import root_lock
 from tasks.card import write_data_card
 from tasks.corpus import (
@@ -28,7 +28,7 @@ from tasks.corpus import (
     write_stage_manifest,
 )
 from tasks.progress import artifact_key, results_with_progress
-from tasks.runners import task_runner_for, worker_count
+from tasks.runners import api_shared_with_workers, task_runner_for, worker_count
 
 J = TypeVar("J", bound=Keyed)
 R = TypeVar("R")
@@ -95,8 +95,11 @@ def corpus_rebuild(config_path: str | None = None, overrides: list[str] | None =
 
 
 def run_corpus(cfg: PipelineConfig) -> dict[str, StageManifest]:
-    """Run the stages with the task runner the config's execution section asks for, holding the output root for
-    this config (a run of another config there is refused; see `pretrain_core.root_lock`)."""
+    """Run the stages with the task runner the config's execution section asks for (worker processes on every
+    core by default, threads for a small corpus), holding the output root for this config (a run of another
+    config there is refused; see `pretrain_core.root_lock`)."""
+    cfg = resolve_processes(cfg)
     fingerprint = CorpusPipeline(cfg).fingerprint()
-    with root_lock(cfg.storage.root, fingerprint, what=f"flow run {flow_run.get_name() or 'outside Prefect'}"):
+    what = f"flow run {flow_run.get_name() or 'outside Prefect'}"
+    with root_lock(cfg.storage.root, fingerprint, what=what), api_shared_with_workers():
         return rebuild_stages.with_options(task_runner=task_runner_for(cfg.execution))(cfg)

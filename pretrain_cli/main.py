@@ -78,7 +78,11 @@ def build_parser() -> argparse.ArgumentParser:
     corpus = commands.add_parser(
         "corpus",
         help="run the corpus stages only (ingest ... tokenize) as a Prefect flow",
-        description="Rebuild the corpus from the configured sources into packed token shards.",
+        description="Rebuild the corpus from the configured sources into packed token shards. Shards run in "
+        "worker processes, one per core this process may use (affinity and cgroup quota; execution.processes: "
+        "auto), or in threads for sources under execution.small_corpus_bytes; --set execution.processes=N (0: "
+        "threads) or a Dask cluster (execution.dask_address, execution.dask_local_workers) change that. Fits run "
+        "in the flow's process.",
     )
     _add_config_args(corpus)
 
@@ -101,8 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run one stage on the given files. Raw input is ingested first: JSONL (.gz/.zst), Parquet "
         "with a text column and WARC/WET, told from their bytes; text files (.txt, .md, .rst) and source files, "
         "one document each; a directory or glob of any of these. Outputs, quarantined documents and the manifest "
-        "go under --output. Shards run in this "
-        "process, or in execution.processes worker processes; a Dask cluster is for `pretrain corpus`.\n\nstages:\n"
+        "go under --output. Shards run in worker processes on every core this process may use "
+        "(execution.processes: auto; in this process for inputs under execution.small_corpus_bytes, or with 0); a "
+        "Dask cluster is for `pretrain corpus`.\n\nstages:\n"
         + "\n".join(f"  {spec.name:<10} {spec.help}" for spec in CORPUS.stages),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

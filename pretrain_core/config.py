@@ -15,7 +15,7 @@ import os
 from collections.abc import Iterator
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import Field, ValidationError, field_validator, model_validator
@@ -23,8 +23,10 @@ from pydantic import Field, ValidationError, field_validator, model_validator
 from pretrain_core.clean.config import CleanConfig
 from pretrain_core.cluster_tls import DaskTlsConfig, is_local
 from pretrain_core.config_base import ConfigError, StrictModel
+from pretrain_core.cores import usable_cores
 from pretrain_core.dedup.config import DedupConfig
 from pretrain_core.ingest.config import IngestConfig, SourceConfig
+from pretrain_core.limits import MAX_CORPUS_BYTES
 from pretrain_core.mixture.config import MixtureConfig
 from pretrain_core.pii.config import PiiConfig
 from pretrain_core.quality.config import QualityConfig
@@ -57,6 +59,11 @@ class StorageConfig(StrictModel):
     )
 
 
+# Below this much source data, `pretrain corpus` finishes sooner in threads than in worker processes (each spawned
+# worker imports the library and builds every stage it runs; docs/benchmarks.md, "Every core by default").
+SMALL_CORPUS_BYTES = 16 * 2**20
+
+
 class ExecutionConfig(StrictModel):
     dask_address: str | None = Field(
         default=None,
@@ -85,11 +92,19 @@ class ExecutionConfig(StrictModel):
         description="Concurrent shard tasks in threads (no Dask, processes 0). Threads share one core: shard work "
         "holds Python's GIL.",
     )
-    processes: int = Field(
-        default=0,
+    processes: Annotated[int, Field(ge=0, le=512)] | Literal["auto"] = Field(
+        default="auto",
+        description="Local worker processes for shard work, every core busy without Dask. auto: the cores this "
+        "process may use (CPU affinity and cgroup quota), or threads when the sources total under "
+        "small_corpus_bytes, where starting the workers costs more wall time than they save; 0: threads "
+        "(max_threads); N: N processes.",
+    )
+    small_corpus_bytes: int = Field(
+        default=SMALL_CORPUS_BYTES,
         ge=0,
-        le=512,
-        description="Run shard tasks in this many local worker processes, every core busy without Dask (0: threads).",
+        le=MAX_CORPUS_BYTES,
+        description="With processes auto, sources totalling fewer bytes (as stored: compressed files count "
+        "compressed) run in threads.",
     )
     jobs_per_task: int = Field(
         default=0,
@@ -102,7 +117,7 @@ class ExecutionConfig(StrictModel):
 
     @model_validator(mode="after")
     def _one_place(self) -> ExecutionConfig:
-        if self.processes and (self.dask_address or self.dask_local_workers):
+        if self.processes != "auto" and self.processes and (self.dask_address or self.dask_local_workers):
             raise ValueError("execution.processes runs shards here; it cannot be combined with a Dask cluster")
         address = self.dask_address
         if address and address.startswith("tls://") and self.dask_tls is None:
@@ -114,6 +129,16 @@ class ExecutionConfig(StrictModel):
                 "execution.dask_insecure=true on a network nobody else reaches"
             )
         return self
+
+    def worker_processes(self, source_bytes: int) -> int:
+        """The worker processes shard work runs in for sources of `source_bytes` (0: threads, or a Dask
+        cluster's workers)."""
+        if self.processes != "auto":
+            return self.processes
+        if self.dask_address or self.dask_local_workers:
+            return 0
+        cores = usable_cores()
+        return cores if cores >= 2 and source_bytes >= self.small_corpus_bytes else 0
 
 
 class PipelineConfig(StrictModel):

@@ -14,6 +14,7 @@ MAX_FLOPS = 1e18  # FLOP/s of one device: 400x an H100's dense bf16 peak
 MAX_VOCAB = 10_000_000  # vocabulary entries (top-k can reach no further): 40x the largest vocabularies in use
 MAX_DOCS_PER_SHARD = 100_000_000  # documents in one shard, which one worker holds: at 1 kB each, 100 GB
 MAX_SHARD_BYTES = 1 << 40  # bytes in one shard or batch, which one worker holds: 1 TiB
+MAX_CORPUS_BYTES = 1 << 50  # bytes of a whole corpus's sources: a PiB, 100x the largest corpora this targets
 MAX_DOC_BYTES = 1 << 34  # bytes of one document or file: 16 GiB
 MAX_DOC_CHARS = 1_000_000_000  # characters, words or matches in one document: a 1 GB document
 MAX_PREVIEW_CHARS = 1_000_000  # characters of a dropped document shown in its quarantine row: a whole book

@@ -21,6 +21,7 @@ from pydantic import BaseModel
 from pretrain_core import storage
 from pretrain_core.config import PipelineConfig
 from pretrain_core.config_base import ConfigError
+from pretrain_core.ingest.listing import sources_bytes
 from pretrain_core.ingest.stage import plan_ingest, run_ingest_shard, source_of
 from pretrain_core.manifest import ShardRecord, StageManifest, config_hash
 from pretrain_core.stage import (
@@ -349,17 +350,31 @@ class CorpusPipeline:
     @contextmanager
     def _worker_pool(self) -> Iterator[None]:
         """`execution.processes` spawned workers for the jobs run inside (none for fewer than two)."""
-        if self.cfg.execution.processes < 2:
+        processes = self.worker_processes
+        if processes < 2:
             yield
             return
         # spawn, not fork: a forked worker would inherit this process's threads and open clients (Prefect, s3fs).
         context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=self.cfg.execution.processes, mp_context=context) as pool:
+        with ProcessPoolExecutor(max_workers=processes, mp_context=context) as pool:
             self._pool = pool
             try:
                 yield
             finally:
                 self._pool = None
+
+    @functools.cached_property
+    def worker_processes(self) -> int:
+        """How many worker processes `run_stage` uses: `execution.processes`, with auto sized by this machine's
+        cores and the bytes of the sources (or of the inputs a standalone run was given)."""
+        execution = self.cfg.execution
+        if execution.processes != "auto" or execution.dask_address or execution.dask_local_workers:
+            return execution.worker_processes(0)
+        if self._inputs:
+            size = sum(storage.size(url) for url in {url for urls in self._inputs.values() for url in urls})
+        else:
+            size = sources_bytes(self.cfg.sources)
+        return execution.worker_processes(size)
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_pool": None}  # workers get the pipeline, not the pool
@@ -422,3 +437,10 @@ def training_config(cfg: PipelineConfig) -> TrainConfig:
             "seq_len": cfg.pack.seq_len,
         }
     )
+
+
+def resolve_processes(cfg: PipelineConfig) -> PipelineConfig:
+    """`cfg` with `execution.processes` a number (auto worked out as `CorpusPipeline.worker_processes` does): what
+    a flow sizes its task runner by before any task runs."""
+    processes = CorpusPipeline(cfg).worker_processes
+    return cfg.model_copy(update={"execution": cfg.execution.model_copy(update={"processes": processes})})

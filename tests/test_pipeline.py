@@ -8,7 +8,9 @@ import pytest
 
 from pretrain_core import storage
 from pretrain_core.config import ConfigError, load_config
-from pretrain_core.pipeline import ArtifactChanged, CorpusPipeline, training_config
+from pretrain_core.cores import usable_cores
+from pretrain_core.ingest.listing import sources_bytes
+from pretrain_core.pipeline import ArtifactChanged, CorpusPipeline, resolve_processes, training_config
 from tests.fault_proxy import FAULTS, FaultProxy
 
 
@@ -209,6 +211,23 @@ def test_shards_in_worker_processes_give_the_same_bytes_and_progress(small_confi
     theirs = sorted((tmp_path / "here" / "corpus" / "clean").rglob("*.parquet"))
     assert [p.relative_to(tmp_path / "spread") for p in mine] == [p.relative_to(tmp_path / "here") for p in theirs]
     assert all(a.read_bytes() == b.read_bytes() for a, b in zip(mine, theirs, strict=True))
+
+
+def test_auto_processes_use_every_core_unless_the_sources_are_small(small_config_file: Path, tmp_path: Path) -> None:
+    """`execution.processes: auto` (the default) is one worker per usable core for sources of at least
+    `small_corpus_bytes`, threads below it or beside a Dask cluster; the flow resolves it before its runner."""
+    small = load_config(small_config_file, [f"storage.root={tmp_path}"])
+    assert small.execution.processes == "auto" and sources_bytes(small.sources) < small.execution.small_corpus_bytes
+    assert CorpusPipeline(small).worker_processes == 0
+    big = load_config(small_config_file, [f"storage.root={tmp_path}", "execution.small_corpus_bytes=0"])
+    cores = usable_cores()
+    assert CorpusPipeline(big).worker_processes == (cores if cores >= 2 else 0)
+    assert resolve_processes(big).execution.processes == CorpusPipeline(big).worker_processes
+    assert CorpusPipeline(resolve_processes(big)).fingerprint() == CorpusPipeline(big).fingerprint()
+    on_dask = load_config(small_config_file, ["execution.small_corpus_bytes=0", "execution.dask_local_workers=2"])
+    assert resolve_processes(on_dask).execution.processes == 0
+    explicit = load_config(small_config_file, ["execution.processes=3"])
+    assert CorpusPipeline(explicit).worker_processes == 3
 
 
 def test_processes_beside_a_dask_cluster_are_refused(small_config_file: Path) -> None:

@@ -87,5 +87,10 @@ def list_source_files(source: SourceConfig) -> list[SourceFile]:
     return sorted(files, key=lambda f: f.rel)
 
 
+def sources_bytes(sources: list[SourceConfig]) -> int:
+    """The bytes of every file the sources name, as stored (what sizes a run's worker pool)."""
+    return sum(file.size for source in sources for file in list_source_files(source))
+
+
 def _hidden(rel: str) -> bool:
     return any(part.startswith(".") for part in rel.split("/"))

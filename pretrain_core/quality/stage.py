@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
@@ -26,6 +27,7 @@ import pyarrow as pa
 from pretrain_core import schema, storage
 from pretrain_core.card.stats import score_histogram
 from pretrain_core.config_base import ConfigError
+from pretrain_core.cores import usable_cores
 from pretrain_core.quality import sample_scores
 from pretrain_core.quality.classifier import SIGNAL_NAMES, SignalClassifier, shipped_classifiers
 from pretrain_core.quality.config import BUCKETS, QualityConfig
@@ -270,15 +272,25 @@ def _measure_cutoffs(
     cutoffs: dict[str, dict[str, tuple[float, float]]] = defaultdict(dict)
     pooled: dict[str, tuple[list[np.ndarray], list[np.ndarray]]] = defaultdict(lambda: ([], []))
     scored = [sample_scores.SCHEMA.empty_table()]
-    for (group, key), docs in corpus.cutoff.items():
+
+    def score(item: tuple[tuple[str, str], list[tuple[str, str]]]) -> tuple[Components, Components]:
+        (group, key), docs = item
         ids, texts = [doc_id for doc_id, _ in docs], [text for _, text in docs]
-        group_components = models[group].components(ids, texts, cfg.batch_chars)
+        under_group = models[group].components(ids, texts, cfg.batch_chars)
+        model = routes.get(group, {}).get(key, group)
+        return under_group, under_group if model == group else models[model].components(ids, texts, cfg.batch_chars)
+
+    # each key's documents scored on its own thread (the n-gram lookups and SentencePiece release the GIL), the
+    # results taken in key order: the same bytes whatever the threads
+    with ThreadPoolExecutor(max_workers=usable_cores()) as threads:
+        components = list(threads.map(score, corpus.cutoff.items()))
+    for ((group, key), docs), (group_components, own_components) in zip(corpus.cutoff.items(), components, strict=True):
+        ids, texts = [doc_id for doc_id, _ in docs], [text for _, text in docs]
         under_group = group_components.combined(models[group].parts[0].skeleton)
         values, weights = pooled[group]
         values.append(under_group)
         weights.append(np.full(len(docs), corpus.population[(group, key)] / len(docs)))
         model = routes.get(group, {}).get(key, group)
-        own_components = group_components if model == group else models[model].components(ids, texts, cfg.batch_chars)
         scored.append(sample_scores.sample_table(model, ids, texts, own_components))
         if _own_cutoffs(corpus, group, key, cfg):
             under_own = own_components.combined(models[model].parts[0].skeleton)
