@@ -15,7 +15,15 @@ $(BIN)/pretrain: pyproject.toml constraints.txt
 	$(BIN)/pip install -q -c constraints.txt -e ".[dev]"
 	touch $@
 
-setup: $(BIN)/pretrain
+# The shipped quality reference's models, trained once here so a fresh output root copies them (about 17 CPU s
+# of every first run); rebuilt whole when the reference or the quality code changes.
+PREBUILT := pretrain_core/data/quality-models
+$(VENV)/.quality-models: $(BIN)/pretrain $(wildcard pretrain_core/data/quality_reference/*) $(wildcard pretrain_core/quality/*.py)
+	rm -rf $(PREBUILT)
+	$(BIN)/python -m pretrain_core.quality.prebuild
+	touch $@
+
+setup: $(BIN)/pretrain $(VENV)/.quality-models
 
 demo: setup
 	PREFECT_HOME=$${PREFECT_HOME:-$(DEMO_PREFECT_HOME)} $(BIN)/pretrain run

@@ -33,7 +33,9 @@ PACKAGE_DATA = (
 def _build_wheel(out: Path) -> Path:
     """Built from a copy of the checkout, as from a fresh clone: a build/ left in the checkout can hold stale files."""
     source = out / "source"
-    ignored = shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "outputs", ".prefect*", "__pycache__")
+    ignored = shutil.ignore_patterns(
+        ".git", ".venv", "build", "*.egg-info", "outputs", ".prefect*", "__pycache__", "quality-models"
+    )
     shutil.copytree(REPO_ROOT, source, ignore=ignored)
     subprocess.run(
         [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(out), str(source)],

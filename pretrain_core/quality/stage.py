@@ -19,6 +19,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -67,6 +68,8 @@ if TYPE_CHECKING:
 
 CUTOFFS = "cutoffs"
 MODEL_CACHE_DIR = "cache/quality-models"  # under the storage root: reference models reused across builds
+# The shipped reference's models, built by `make setup` (`python -m pretrain_core.quality.prebuild`); read only.
+PREBUILT_MODELS = Path(__file__).resolve().parent.parent / "data" / "quality-models"
 SCORED_SAMPLE = "scored_sample"
 # Text more predictable than reference text usually is says nothing better about it (templated and monotone
 # text is the most predictable of all): distances below this count as this.
@@ -89,23 +92,29 @@ class _ModelPlan:
 
 
 def fit_quality(
-    input_urls: list[str], cfg: QualityConfig, artifact_dir: str, cache_url: str | None = None
+    input_urls: list[str],
+    cfg: QualityConfig,
+    artifact_dir: str,
+    cache_url: str | None = None,
+    prebuilt_url: str | None = None,
 ) -> dict[str, str]:
     """Train the reference models and measure the cut-offs; write them under ``artifact_dir`` (same inputs and
     config give the same bytes) and return artifact name -> URL: `cutoffs`, and per model `<model>.tokenizer`
     and `<model>.skeleton` (the skeleton's kept words), and per part `<model>.fold<i>.lm` and
     `<model>.fold<i>.skeleton.lm`. With ``cache_url``, a model already fitted on the same reference and settings
-    is copied from there instead of trained (`model_cache`)."""
+    is copied from there instead of trained (`model_cache`); so is one in ``prebuilt_url``, read only (what
+    `make setup` builds for the shipped reference: `prebuilt_models`)."""
     corpus = scan_corpus(input_urls, cfg)
     plans, routes = _plan_models(corpus, cfg)
     cache = ModelCache(cache_url) if cache_url else None
-    fit_settings = cfg.model_dump(mode="json", exclude=set(SCORING_SETTINGS))
+    prebuilt = ModelCache(prebuilt_url) if prebuilt_url else None
+    fit_settings = _fit_settings(cfg)
     models: dict[str, FoldedModel] = {}
     artifacts: dict[str, str] = {}
     model_info: dict[str, dict[str, Any]] = {}
     for name, plan in plans.items():
         key = model_key(name, plan.kind, plan.records, fit_settings)
-        fitted = cache.get(key) if cache is not None else None
+        fitted = next((found for c in (prebuilt, cache) if c is not None and (found := c.get(key))), None)
         if fitted is None:
             fitted = _fit_model(plan, cfg)
             if cache is not None:
@@ -251,17 +260,56 @@ def _plan_models(corpus: CorpusSample, cfg: QualityConfig) -> tuple[dict[str, _M
         plans[group] = _ModelPlan("sentencepiece", records)
         if group != PROSE or not cfg.per_language_models:
             continue
-        by_lang: dict[str, list[ReferenceRecord]] = defaultdict(list)
-        for record in records:
-            if record.lang and _LANGUAGE_CODE.fullmatch(record.lang):
-                by_lang[record.lang].append(record)
-        for lang, lang_records in sorted(by_lang.items()):
-            in_input = (group, lang) in corpus.population and _own_cutoffs(corpus, group, lang, cfg)
-            if len(lang_records) >= cfg.min_reference_docs_per_language and in_input:
-                kind: TokenizerKind = "characters" if lang in cfg.character_languages else "sentencepiece"
-                plans[f"{group}.{lang}"] = _ModelPlan(kind, lang_records)
+        for lang, plan in _language_plans(records, cfg).items():
+            if (group, lang) in corpus.population and _own_cutoffs(corpus, group, lang, cfg):
+                plans[f"{group}.{lang}"] = plan
                 routes.setdefault(group, {})[lang] = f"{group}.{lang}"
     return plans, routes
+
+
+def _language_plans(records: list[ReferenceRecord], cfg: QualityConfig) -> dict[str, _ModelPlan]:
+    """A model per language with enough reference records (plain ISO codes only: names become file names)."""
+    by_lang: dict[str, list[ReferenceRecord]] = defaultdict(list)
+    for record in records:
+        if record.lang and _LANGUAGE_CODE.fullmatch(record.lang):
+            by_lang[record.lang].append(record)
+    plans = {}
+    for lang, lang_records in sorted(by_lang.items()):
+        if len(lang_records) >= cfg.min_reference_docs_per_language:
+            kind: TokenizerKind = "characters" if lang in cfg.character_languages else "sentencepiece"
+            plans[lang] = _ModelPlan(kind, lang_records)
+    return plans
+
+
+def _fit_settings(cfg: QualityConfig) -> dict[str, Any]:
+    """What a reference model's bytes depend on besides its records: the config less what only scoring reads."""
+    return cfg.model_dump(mode="json", exclude=set(SCORING_SETTINGS))
+
+
+def prebuilt_models() -> str | None:
+    """Where `make setup` put the shipped reference's models, when it did."""
+    return str(PREBUILT_MODELS) if PREBUILT_MODELS.is_dir() else None
+
+
+def prebuild_reference_models(cfg: QualityConfig, cache_url: str) -> list[str]:
+    """Train into the cache at `cache_url` every model the configured reference files can give: each group's, and
+    each language's with enough records, whatever languages an input will hold. Only file references count (an
+    input's own documents, "self", differ per input). Returns the models' keys; those already there are kept."""
+    reference = scan_corpus([], cfg).reference
+    cache = ModelCache(cache_url)
+    keys = []
+    for group, records in reference.items():
+        if not records:
+            continue
+        plans = {group: _ModelPlan("sentencepiece", records)}
+        if group == PROSE and cfg.per_language_models:
+            plans |= {f"{group}.{lang}": plan for lang, plan in _language_plans(records, cfg).items()}
+        for name, plan in plans.items():
+            key = model_key(name, plan.kind, plan.records, _fit_settings(cfg))
+            if cache.get(key) is None:
+                cache.put(key, _fit_model(plan, cfg))
+            keys.append(key)
+    return keys
 
 
 def _measure_cutoffs(
@@ -505,11 +553,12 @@ def settings_of(cfg: PipelineConfig) -> dict[str, Any]:
 
 
 def fit_settings_of(cfg: PipelineConfig) -> dict[str, Any]:
-    return {"quality": cfg.quality.model_dump(mode="json", exclude=set(SCORING_SETTINGS))}
+    return {"quality": _fit_settings(cfg.quality)}
 
 
 def fit_stage(inputs: list[str], cfg: PipelineConfig, shared: dict[str, str], artifact_dir: str) -> dict[str, str]:
-    return fit_quality(inputs, cfg.quality, artifact_dir, storage.join(cfg.storage.root, MODEL_CACHE_DIR))
+    cache = storage.join(cfg.storage.root, MODEL_CACHE_DIR)
+    return fit_quality(inputs, cfg.quality, artifact_dir, cache, prebuilt_models())
 
 
 def build_stage(cfg: PipelineConfig, artifacts: dict[str, str]) -> QualityStage:

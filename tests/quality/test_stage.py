@@ -18,7 +18,13 @@ from pretrain_core import schema, storage
 from pretrain_core.quality.config import QualityConfig, ReferenceConfig
 from pretrain_core.quality.sample_scores import SampleScores
 from pretrain_core.quality.sampling import fold_of
-from pretrain_core.quality.stage import SCORED_SAMPLE, QualityStage, fit_quality, mean_perplexities
+from pretrain_core.quality.stage import (
+    SCORED_SAMPLE,
+    QualityStage,
+    fit_quality,
+    mean_perplexities,
+    prebuild_reference_models,
+)
 from pretrain_core.stage import plan_shards, run_shard
 
 pytestmark = pytest.mark.blas  # scores through BLAS: `make test-all` reruns it under other OpenBLAS kernels
@@ -206,6 +212,32 @@ def test_a_fit_on_the_same_reference_copies_the_cached_models(
     assert half_written.exists()
     fit_quality(shards, CFG.model_copy(update={"order": 3}), str(tmp_path / "third"), str(cache))
     assert len(list(cache.iterdir())) == 2 * len(entries)
+
+
+def test_models_prebuilt_for_a_file_reference_are_copied_not_trained(corpus: Rows, tmp_path: Path) -> None:
+    """`prebuild_reference_models` trains every model a file reference can give (each language with enough
+    records, whatever the input holds); a fit then copies them (nothing trained into its cache) and writes the
+    bytes a fit that trained them writes."""
+    reference = tmp_path / "reference.jsonl"
+    handbook = [r for r in corpus if r[4] == "handbook"]
+    reference.write_text("".join(json.dumps({"text": r[1], "lang": r[3]}) + "\n" for r in handbook))
+    cfg = CFG.model_copy(
+        update={"prose_reference": ReferenceConfig(urls=[str(reference)], domains=["general", "specialist"])}
+    )
+    shard = str(tmp_path / "in" / "part-00000.parquet")
+    storage.write_parquet(shard, _table([r for r in corpus if r[0].startswith("en-")]))
+    prebuilt = str(tmp_path / "prebuilt")
+    keys = prebuild_reference_models(cfg, prebuilt)
+    assert len(keys) == 3  # the prose model and the en and zh models (fr has too few records); no code reference
+
+    trained = fit_quality([shard], cfg, str(tmp_path / "trained"), str(tmp_path / "trained-cache"))
+    copied = fit_quality([shard], cfg, str(tmp_path / "copied"), str(tmp_path / "copied-cache"), prebuilt)
+
+    assert not (tmp_path / "copied-cache").exists()
+    assert {path.name for path in (tmp_path / "trained-cache").iterdir()} <= set(keys)
+    assert {n: storage.read_bytes(u) for n, u in copied.items()} == {
+        n: storage.read_bytes(u) for n, u in trained.items()
+    }
 
 
 def test_scores_buckets_and_drops_with_reasons(fitted: tuple[list[str], dict[str, str]], corpus: Rows) -> None:
