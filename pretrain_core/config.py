@@ -12,7 +12,7 @@ import functools
 import hashlib
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -59,8 +59,9 @@ class StorageConfig(StrictModel):
     )
 
 
-# Below this much source data, `pretrain corpus` finishes sooner in threads than in worker processes (each spawned
-# worker imports the library and builds every stage it runs; docs/benchmarks.md, "Every core by default").
+# Below this much source data, threads: `pretrain stage` starts its workers for every stage, which took 21.7 s
+# against threads' 12.1 on 2.4 MB, and the flow's workers, never slower there, cost up to half again the CPU
+# (docs/benchmarks.md, "Every core by default").
 SMALL_CORPUS_BYTES = 16 * 2**20
 
 
@@ -96,7 +97,7 @@ class ExecutionConfig(StrictModel):
         default="auto",
         description="Local worker processes for shard work, every core busy without Dask. auto: the cores this "
         "process may use (CPU affinity and cgroup quota), or threads when the sources total under "
-        "small_corpus_bytes, where starting the workers costs more wall time than they save; 0: threads "
+        "small_corpus_bytes, where starting the workers costs more than they save; 0: threads "
         "(max_threads); N: N processes.",
     )
     small_corpus_bytes: int = Field(
@@ -130,15 +131,15 @@ class ExecutionConfig(StrictModel):
             )
         return self
 
-    def worker_processes(self, source_bytes: int) -> int:
-        """The worker processes shard work runs in for sources of `source_bytes` (0: threads, or a Dask
-        cluster's workers)."""
+    def worker_processes(self, source_bytes: Callable[[], int]) -> int:
+        """The worker processes shard work runs in (0: threads, or a Dask cluster's workers); `source_bytes` is
+        asked only when auto has to size the pool by the sources."""
         if self.processes != "auto":
             return self.processes
         if self.dask_address or self.dask_local_workers:
             return 0
         cores = usable_cores()
-        return cores if cores >= 2 and source_bytes >= self.small_corpus_bytes else 0
+        return cores if cores >= 2 and source_bytes() >= self.small_corpus_bytes else 0
 
 
 class PipelineConfig(StrictModel):

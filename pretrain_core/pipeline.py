@@ -367,14 +367,12 @@ class CorpusPipeline:
     def worker_processes(self) -> int:
         """How many worker processes `run_stage` uses: `execution.processes`, with auto sized by this machine's
         cores and the bytes of the sources (or of the inputs a standalone run was given)."""
-        execution = self.cfg.execution
-        if execution.processes != "auto" or execution.dask_address or execution.dask_local_workers:
-            return execution.worker_processes(0)
+        return self.cfg.execution.worker_processes(self._input_bytes)
+
+    def _input_bytes(self) -> int:
         if self._inputs:
-            size = sum(storage.size(url) for url in {url for urls in self._inputs.values() for url in urls})
-        else:
-            size = sources_bytes(self.cfg.sources)
-        return execution.worker_processes(size)
+            return sum(storage.size(url) for url in {url for urls in self._inputs.values() for url in urls})
+        return sources_bytes(self.cfg.sources)
 
     def __getstate__(self) -> dict[str, Any]:
         return {**self.__dict__, "_pool": None}  # workers get the pipeline, not the pool

@@ -39,8 +39,8 @@ def task_runner_for(execution: ExecutionConfig) -> TaskRunner[Any]:
 def api_shared_with_workers() -> Iterator[None]:
     """Inside it, worker processes report to this run's Prefect API. Prefect hands workers its settings, but
     not the address of a temporary server it started for want of PREFECT_API_URL: each worker would start a
-    server of its own (about 4 s of wall time and a database apiece), and its task runs would not show in the
-    run's UI."""
+    server of its own (a flow of four trivial tasks on two workers took 11.3 s with that, 3.6 s without), and
+    its task runs would not show in the run's UI."""
     if PREFECT_API_URL.value():
         yield
         return
