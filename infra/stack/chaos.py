@@ -41,8 +41,8 @@ from uuid import UUID
 import psutil
 import pyarrow.parquet as pq
 from prefect.client.orchestration import get_client
-from prefect.client.schemas.filters import FlowRunFilter
-from prefect.client.schemas.objects import FlowRun, StateType
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterState, FlowRunFilterStateType
+from prefect.client.schemas.objects import TERMINAL_STATES, FlowRun, StateType
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from pretrain_core.train.checkpoint import EVALUATIONS, completed_checkpoints
@@ -236,7 +236,8 @@ class Chaos:
 
     def check_end(self, run_names: list[str], reference: str) -> None:
         self.check_settled("the last run")
-        wait_for(lambda: self.all_evaluated(run_names) or None, self.args.evaluation_wait, "every checkpoint evaluated")
+        wait_for(lambda: self.evaluations_settled(run_names) or None, self.args.evaluation_wait,
+                 "every checkpoint evaluated and every evaluate-checkpoint run ended")  # fmt: skip
         results = pq.read_table(self.root / "eval_results.parquet").to_pylist()
         rows = Counter((r["run"], r["step"], r["split"], r["domain"]) for r in results)
         for name in run_names:
@@ -248,13 +249,17 @@ class Chaos:
             self.check("bounded-disk", len(completed_checkpoints(str(run_dir))) <= 2, name)
             self.check("same-losses", losses(run_dir) == losses(self.root / reference), name)
 
-    def all_evaluated(self, run_names: list[str]) -> bool:
+    def evaluations_settled(self, run_names: list[str]) -> bool:
+        """Every complete checkpoint has its evaluation record, and then no evaluate-checkpoint run is queued or
+        running: a run appends its rows after it writes the record, so the rows are read once the writers ended."""
         for name in run_names:
             run_dir = self.root / name
             if any(not (run_dir / EVALUATIONS / f"step-{step:08d}.json").exists()
                    for step, _ in completed_checkpoints(str(run_dir))):  # fmt: skip
                 return False
-        return True
+        ongoing = FlowRunFilter(state=FlowRunFilterState(type=FlowRunFilterStateType(not_any_=sorted(TERMINAL_STATES))))
+        with get_client(sync_client=True) as client:
+            return not any("checkpoint_url" in r.parameters for r in client.read_flow_runs(flow_run_filter=ongoing))
 
     def report(self) -> dict[str, Any]:
         return {
