@@ -18,7 +18,7 @@ _HASH_BASE = np.uint64(1_000_003)
 
 
 @numba.njit(cache=True, nogil=True)
-def _level(word_ids, word_lengths, positions, hashes, n):
+def level_figures(word_ids, word_lengths, positions, hashes, n):
     """Extend the candidates' (n - 1)-gram hashes by their n-th word and measure the n-grams: (top chars, repeated
     chars, the candidates for n + 1 (ascending positions whose n-gram occurs more than once), their hashes)."""
     size = word_ids.size
@@ -71,7 +71,7 @@ class RepeatFigures:
         if n < 1:
             raise ValueError(f"n-grams of {n} words")
         while len(self._figures) < n:
-            top, repeated, self._positions, self._hashes = _level(
+            top, repeated, self._positions, self._hashes = level_figures(
                 self._word_ids, self._word_lengths, self._positions, self._hashes, len(self._figures) + 1
             )
             self._figures.append((int(top), int(repeated)))

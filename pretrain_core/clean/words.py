@@ -109,12 +109,12 @@ def scan_tokens(text: str) -> Tokens:
     room = points.size
     starts, stops = np.empty(room, dtype=np.int64), np.empty(room, dtype=np.int64)
     flags, hashes = np.empty(room, dtype=np.uint8), np.empty(room, dtype=np.uint64)
-    n = token_kernel.scan_tokens(points, char_flags(), _unsegmented_table(), starts, stops, flags, hashes)
+    n = token_kernel.scan_tokens(points, char_flags(), unsegmented_table(), starts, stops, flags, hashes)
     return Tokens(text, starts[:n].copy(), stops[:n].copy(), flags[:n].copy(), hashes[:n].copy())
 
 
 @functools.cache
-def _unsegmented_table() -> np.ndarray:
+def unsegmented_table() -> np.ndarray:
     """Per code point, 1 if it is in `UNSEGMENTED_CLASS`."""
     everything = "".join(map(chr, range(0x110000)))
     table = np.zeros(0x110000, dtype=np.uint8)

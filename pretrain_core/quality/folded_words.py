@@ -19,7 +19,7 @@ from pretrain_core.clean.prose_rules import FOLD_PUNCTUATION
 from pretrain_core.clean.token_kernel import HASH_PRIME, HASH_SEED
 from pretrain_core.unicode_table import code_points
 
-_CAPITAL_SIGMA = "\u03a3"
+CAPITAL_SIGMA = "\u03a3"
 
 
 @numba.njit(inline="always")
@@ -31,7 +31,7 @@ def _digest(points, start, stop):
 
 
 @numba.njit(cache=True, nogil=True)
-def _word_digests(points, starts, stops, edge):
+def word_digests(points, starts, stops, edge):
     """Per word, the digest of its characters and of them without leading and trailing `edge` characters."""
     whole = np.empty(starts.size, dtype=np.uint64)
     stripped = np.empty(starts.size, dtype=np.uint64)
@@ -52,7 +52,7 @@ def _string_digest(points):
 
 
 @functools.cache
-def _edge_table() -> np.ndarray:
+def edge_table() -> np.ndarray:
     table = np.zeros(0x110000, dtype=np.bool_)
     table[[ord(char) for char in FOLD_PUNCTUATION]] = True
     return table
@@ -62,21 +62,26 @@ def folded_digests(text: str, starts: np.ndarray, stops: np.ndarray) -> tuple[np
     """Digests of the words at (starts, stops) lower-cased, and lower-cased with edge punctuation stripped (the
     folded form); None where lower-casing the whole text would not give each word's own lower-case form."""
     lowered = text.lower()
-    if len(lowered) != len(text) or _CAPITAL_SIGMA in text:
+    if not folds_in_place(text, lowered):
         return None
-    whole, stripped = _word_digests(code_points(lowered), starts, stops, _edge_table())
+    whole, stripped = word_digests(code_points(lowered), starts, stops, edge_table())
     return whole, stripped
 
 
+def folds_in_place(text: str, lowered: str) -> bool:
+    """Whether ``lowered`` (the text lower-cased) holds each word's own lower-case form at the word's offsets."""
+    return len(lowered) == len(text) and CAPITAL_SIGMA not in text
+
+
 @functools.cache
-def _listed_digests(words: frozenset[str]) -> np.ndarray:
+def listed_digests(words: frozenset[str]) -> np.ndarray:
     """The sorted digests of a word list's words as written (they are folded forms already)."""
     return np.unique(np.array([_string_digest(code_points(word)) for word in words], dtype=np.uint64))
 
 
 def count_listed(digests: np.ndarray, words: frozenset[str]) -> int:
     """How many of the digests are those of a listed word."""
-    listed = _listed_digests(words)
+    listed = listed_digests(words)
     if not listed.size:
         return 0
     found = listed[np.minimum(np.searchsorted(listed, digests), listed.size - 1)]

@@ -188,7 +188,7 @@ class ProseView(prose_rules.ProseDoc):
         return _share(int(occurrences[listed_rows].sum()), self.word_count)
 
 
-def _function_word_share(doc: ProseView) -> float:
+def function_word_share(doc: ProseView) -> float:
     """NaN for a language without a list: a signal the document cannot have, which the classifier reads as
     neutral (its training mean)."""
     words = function_words().get(doc.lang)
@@ -226,36 +226,38 @@ def _lines_share(lines: list[str], test: Callable[[str], bool]) -> float:
     return _share(sum(1 for line in lines if test(line)), len(lines))
 
 
-def _links(text: str) -> int:
+def links(text: str, lowered: str | None = None) -> int:
+    """URLs and e-mail addresses in the text (``lowered``: the text lower-cased, when the caller has it)."""
     # A URL holds "://" or (any case) "www."; an e-mail address "@": most texts skip the scans.
-    urls = len(_URL.findall(text)) if "://" in text or "www." in text.lower() else 0
+    urls = len(_URL.findall(text)) if "://" in text or "www." in (lowered or text.lower()) else 0
     return urls + (len(_EMAIL.findall(text)) if "@" in text else 0)
 
 
-def _dominant_script_share(doc: ProseView) -> float:
-    sample = doc.text[:_SCRIPT_SAMPLE_CHARS]
+def dominant_script_share(text: str) -> float:
+    """The share of the letters of the text's start that are in its most used script."""
+    sample = text[:_SCRIPT_SAMPLE_CHARS]
     if sample.isascii():
         return 1.0 if any(map(str.isalpha, sample)) else 0.0  # Latin letters only
     counts = script_counts(sample)
     return _share(max(counts.letters.values(), default=0), counts.total_letters)
 
 
-def _mojibake(doc: ProseView) -> float:
-    """ftfy's count of character sequences typical of mis-decoded text, per 100 letters."""
-    if doc.text.isascii():
+def mojibake_per_100_letters(text: str, letters: int) -> float:
+    """ftfy's count of character sequences typical of mis-decoded text, per 100 letters (of ``letters``)."""
+    if text.isascii():
         return 0.0  # every sequence ftfy counts holds a non-ASCII character
-    return min(_share(100.0 * mojibake.badness(doc.text[:20_000]), min(doc.letters, 20_000)), 10.0)
+    return min(_share(100.0 * mojibake.badness(text[:20_000]), min(letters, 20_000)), 10.0)
 
 
-def has_boilerplate(text: str) -> bool:
-    """Whether the text holds one of C4's boilerplate markers, in any case."""
+def has_boilerplate(text: str, lowered: str | None = None) -> bool:
+    """Whether the text holds one of C4's boilerplate markers, in any case (``lowered``: the text lower-cased)."""
     if any(twin in text for twin in _ASCII_CASE_TWINS):
         return _BOILERPLATE.search(text) is not None
-    lowered = text.lower()
+    lowered = lowered or text.lower()
     return any(marker in lowered for marker in _BOILERPLATE_MARKERS)
 
 
-def _boilerplate_line_share(doc: ProseView) -> float:
+def boilerplate_line_share(doc: ProseView) -> float:
     if not has_boilerplate(doc.text):
         return 0.0  # lines are stripped pieces of the text: none can hold a marker the text does not
     return _lines_share(doc.lines, has_boilerplate)
@@ -274,11 +276,7 @@ PROSE_SIGNALS: tuple[Signal, ...] = (
     Signal(
         "mean_word_length", lambda d: float(np.mean(d.word_lengths)) if d.word_count else 0.0, "characters per word"
     ),
-    Signal(
-        "unique_word_share",
-        lambda d: _share(d.distinct_lowered_words(), d.word_count),
-        "distinct words",
-    ),
+    Signal("unique_word_share", lambda d: _share(d.distinct_lowered_words(), d.word_count), "distinct words"),
     Signal(
         "symbol_word_ratio",
         lambda d: _share(d.text.count("#") + d.text.count("...") + d.text.count("…"), d.word_count),
@@ -290,8 +288,8 @@ PROSE_SIGNALS: tuple[Signal, ...] = (
     Signal("terminal_line_share", lambda d: _lines_share(d.lines, lambda x: x.endswith(_TERMINAL)), "C4"),
     Signal("short_line_share", lambda d: _lines_share(d.lines, lambda x: len(x.split()) < 4), "FineWeb"),
     Signal("digit_line_share", lambda d: _lines_share(d.lines, lambda x: bool(_DIGIT_LINE.match(x))), "tables"),
-    Signal("boilerplate_line_share", _boilerplate_line_share, "C4"),
-    Signal("url_token_share", lambda d: _share(_links(d.text), len(d.tokens)), "links and e-mail addresses"),
+    Signal("boilerplate_line_share", boilerplate_line_share, "C4"),
+    Signal("url_token_share", lambda d: _share(links(d.text), len(d.tokens)), "links and e-mail addresses"),
     Signal(
         "lorem_word_share",
         lambda d: d.listed_word_share(LOREM_WORDS),
@@ -314,10 +312,10 @@ PROSE_SIGNALS: tuple[Signal, ...] = (
     Signal("repeated_8gram_char_share", _repeated_ngram_share(8), "Gopher"),
     Signal("digit_char_share", lambda d: _share(d.flags.digit, len(d.text)), "digits"),
     Signal("upper_letter_share", lambda d: _share(d.flags.upper, d.letters), "capitals of letters"),
-    Signal("mojibake_per_100_letters", _mojibake, "ftfy's badness"),
+    Signal("mojibake_per_100_letters", lambda d: mojibake_per_100_letters(d.text, d.letters), "ftfy's badness"),
     Signal("replacement_char_share", lambda d: _share(d.text.count("\ufffd"), len(d.text)), "U+FFFD"),
-    Signal("dominant_script_share", _dominant_script_share, "letters in the most used script"),
-    Signal("function_word_share", _function_word_share, "words among the language's 50 most frequent (Gopher)"),
+    Signal("dominant_script_share", lambda d: dominant_script_share(d.text), "letters in the most used script"),
+    Signal("function_word_share", function_word_share, "words among the language's 50 most frequent (Gopher)"),
 )
 
 

@@ -45,6 +45,7 @@ from pretrain_core.quality.cutoffs import (
 from pretrain_core.quality.languages import known_languages
 from pretrain_core.quality.model_cache import FittedModel, ModelCache, model_key
 from pretrain_core.quality.ngram import NgramLM
+from pretrain_core.quality.prose_batch import prose_signal_matrix
 from pretrain_core.quality.reference import ReferenceRecord, train_lm, train_skeleton_tokenizer, train_tokenizer
 from pretrain_core.quality.sample_scores import SampleScores
 from pretrain_core.quality.sampling import fold_of
@@ -53,10 +54,8 @@ from pretrain_core.quality.scoring import Components, FoldedModel, ReferenceMode
 from pretrain_core.quality.signals import (
     CODE_SIGNAL_NAMES,
     PERPLEXITY_SIGNAL_NAMES,
-    PROSE_SIGNAL_NAMES,
     SIGNAL_FIELDS,
     code_signals,
-    prose_signals,
 )
 from pretrain_core.quality.skeleton import SkeletonTokenizer
 from pretrain_core.quality.tokenizers import Tokenizer, TokenizerKind, load_tokenizer
@@ -504,10 +503,9 @@ def document_signals(
     for group, rows in _rows_by(groups).items():
         if group == CODE:
             matrix = [code_signals(texts[r]) for r in rows]
+            text_signals = np.array(matrix, dtype=np.float64).reshape(len(rows), len(CODE_SIGNAL_NAMES))
         else:
-            matrix = [prose_signals(texts[r], langs[r]) for r in rows]
-        width = len(CODE_SIGNAL_NAMES if group == CODE else PROSE_SIGNAL_NAMES)
-        text_signals = np.array(matrix, dtype=np.float64).reshape(len(rows), width)
+            text_signals = prose_signal_matrix([texts[r] for r in rows], [langs[r] for r in rows])
         out[group] = np.concatenate([text_signals, distances[rows]], axis=1)
     return out
 
