@@ -18,7 +18,7 @@ from pretrain_core.dedup import kernels
 from pretrain_core.dedup.minhash import minhash_signatures
 from pretrain_core.dedup.normalize import CodePoints, Ignorable, normalize_arrow, normalize_texts
 from pretrain_core.dedup.shingles import char_shingled, shingle_sets
-from pretrain_core.unicode_table import FOLD_CONTEXTUAL, fold_table
+from pretrain_core.unicode_table import FOLD_CONTEXTUAL, fold_table, fold_table_of
 from tests.dedup.kernel_oracle import (
     _char_mode,
     _code_points,
@@ -204,3 +204,13 @@ def test_pair_jaccard_on_real_shingle_sets_with_the_high_bit_set(licence: Callab
     ours = kernels.pair_jaccard(sets.hashes, sets.offsets, sets.hashes, sets.offsets, left, right)
     expected = [_plain_jaccard(sets.of(i), sets.of(j)) for i, j in zip(left.tolist(), right.tolist(), strict=True)]
     assert ours.tolist() == expected and 0 < min(expected) < max(expected) == 1.0
+
+
+@pytest.mark.parametrize("lower", [True, False])
+def test_the_fold_table_equals_the_one_every_code_point_gives(lower: bool) -> None:
+    """Unassigned and private-use code points are left out of the build as folding to themselves: the table is
+    the one that folding each of the 1,114,112 code points through unicodedata gives."""
+    every = fold_table_of(list(range(0x110000)), np.zeros(0x110000, dtype=bool), lower)
+    built = fold_table(lower)
+    for name in ("points", "expansions", "offsets"):
+        assert np.array_equal(getattr(built, name), getattr(every, name)), name
