@@ -37,9 +37,9 @@ from pretrain_core.pii.latin_names import (
 )
 from pretrain_core.pii.name_lists import chinese_surnames, first_names_with_other_senses, japanese_names
 from pretrain_core.pii.spans import Span
+from pretrain_core.pii.token_spans import scan_token_spans
 from pretrain_core.pii.tokens import Featurizer, lexical, token_texts
 from pretrain_core.quality.reference import shipped_records
-from pretrain_core.unicode_table import SPACE, char_flags, code_points
 
 LABELS = ("O", "person", "address")
 # Trained classes: the first token of a name or address is told apart from the rest, which separates "the
@@ -112,9 +112,15 @@ _TITLES = {"mr", "mrs", "ms", "miss", "dr", "prof", "sir", "herr", "frau", "m", 
 @dataclass(frozen=True)
 class TaggedText:
     text: str
-    tokens: list[str]
+    starts: np.ndarray  # offsets of the text's tokens (`tokens.token_texts`)
+    ends: np.ndarray
     candidates: np.ndarray  # token indices of the candidate tokens
     probabilities: np.ndarray  # (len(candidates), len(LABELS))
+
+    def tokens(self, first: int, stop: int) -> list[str]:
+        """The text of tokens first .. stop - 1 (only where decoding reads them: no string per token otherwise)."""
+        first, stop = max(first, 0), min(stop, len(self.starts))
+        return [self.text[self.starts[k] : self.ends[k]] for k in range(first, stop)]
 
 
 class NameAddressTagger:
@@ -158,8 +164,8 @@ class NameAddressTagger:
 
     def tag(self, texts: Sequence[str]) -> list[TaggedText]:
         """Label probabilities of every candidate token of every text, computed for the batch at once."""
-        token_lists = [token_texts(text) for text in texts]
-        keys, candidates = self.featurizer.candidate_keys(token_lists)
+        spans = scan_token_spans(list(texts))
+        keys, candidates = self.featurizer.candidate_keys(texts, spans)
         rows = self.index.rows_of(keys)  # what feature_rows(self.keys, keys) gives, by hashing
         logits = np.tile(self.bias, (len(rows), 1))
         for kind in range(rows.shape[1]):  # one feature kind at a time: no (tokens x kinds x classes) array
@@ -170,8 +176,10 @@ class NameAddressTagger:
         probabilities = np.zeros((len(per_class), len(LABELS)), dtype=np.float32)
         np.add.at(probabilities.T, _CLASS_LABEL, per_class.T)
         out, offset = [], 0
-        for text, tokens, indices in zip(texts, token_lists, candidates, strict=True):
-            out.append(TaggedText(text, tokens, indices, probabilities[offset : offset + len(indices)]))
+        for d, (text, indices) in enumerate(zip(texts, candidates, strict=True)):
+            starts, ends = spans.of(d)
+            chosen = probabilities[offset : offset + len(indices)]
+            out.append(TaggedText(text, starts, ends, indices, chosen))
             offset += len(indices)
         return out
 
@@ -442,15 +450,14 @@ def decode_spans(tagged: TaggedText, threshold: float, lone_words: Collection[st
     tagged_rows = np.flatnonzero(1.0 - probabilities[:, 0] >= weak)
     if not len(tagged_rows) or confidence[tagged_rows].max() < threshold:
         return []
-    words = tagged.tokens
-    starts = _token_starts(tagged.text, words[: int(tagged.candidates[tagged_rows[-1]]) + 1])
+    starts, ends = tagged.starts, tagged.ends
     runs: list[tuple[str, int, int]] = []  # label, first and last token index of runs with a strong token
     run: list[int] = []
     run_label, run_strong, previous_row = "", False, -1
     for row in tagged_rows.tolist():
         index, label = int(tagged.candidates[row]), LABELS[best[row]]
         contiguous = row == previous_row + 1  # no untagged candidate in between
-        if run and not (contiguous and label == run_label and _bridgeable(tagged, starts, run[-1], index, label)):
+        if run and not (contiguous and label == run_label and _bridgeable(tagged, run[-1], index, label)):
             if run_strong:
                 runs.append((run_label, run[0], run[-1]))
             run, run_strong = [], False
@@ -459,20 +466,10 @@ def decode_spans(tagged: TaggedText, threshold: float, lone_words: Collection[st
         run_strong = run_strong or confidence[row] >= threshold
     if run_strong:
         runs.append((run_label, run[0], run[-1]))
-    spans = [Span(starts[first], starts[last] + len(words[last]), label) for label, first, last in runs]
+    spans = [Span(int(starts[first]), int(ends[last]), label) for label, first, last in runs]
     return [
         span for span, (_, first, _) in zip(spans, runs, strict=True) if _plausible(tagged, span, first, lone_words)
     ]
-
-
-def _token_starts(text: str, tokens: list[str]) -> list[int]:
-    """Offsets of the leading tokens of the text. Tokens are the text's non-whitespace characters cut into pieces
-    in order (`tokens.token_texts`: its last alternative takes any character the others leave), so a token starts
-    at the non-whitespace character that follows all characters of the tokens before it."""
-    solid = np.flatnonzero((char_flags()[code_points(text)] & SPACE) == 0)
-    lengths = np.fromiter(map(len, tokens), dtype=np.int64, count=len(tokens))
-    starts: list[int] = solid[np.cumsum(lengths) - lengths].tolist()
-    return starts
 
 
 def _plausible(tagged: TaggedText, span: Span, first: int, lone_words: Collection[str]) -> bool:
@@ -513,21 +510,21 @@ def _plausible(tagged: TaggedText, span: Span, first: int, lone_words: Collectio
         return len(words) <= 8
     if _INNER_CAPITAL.search(words[0]) or _ELISION.match(words[0]):
         return False  # "IndexError", "GitHub", "L'outil", "d'Apache": code names and elided articles
-    before = tagged.tokens[max(0, first - 2) : first]
+    before = tagged.tokens(first - 2, first)
     initial = len(before) == 2 and before[1] == "." and len(before[0]) == 1 and before[0].isupper()  # "L. Davis"
     titled = initial or any(word.lower() in _TITLES for word in before)
     return titled or (words[0].lower() in lone_words and not sentence_start(tagged.text, span.start))
 
 
-def _bridgeable(tagged: TaggedText, starts: list[int], last: int, index: int, label: str) -> bool:
-    gap = tagged.tokens[last + 1 : index]
+def _bridgeable(tagged: TaggedText, last: int, index: int, label: str) -> bool:
+    gap = tagged.tokens(last + 1, index)
     if len(gap) > _MAX_GAP[label]:
         return False
     if label == "address":
         return all(t in _ADDRESS_CONNECTORS or lexical(t).shape in ("x", "x_short", "hira") for t in gap)
-    if "\n" in tagged.text[starts[last] : starts[index]]:
+    if "\n" in tagged.text[tagged.starts[last] : tagged.starts[index]]:
         return False
-    previous = tagged.tokens[last]
+    previous = tagged.tokens(last, last + 1)[0]
     for token in gap:  # a particle ("van"), a hyphen or the Japanese separator, or the dot of an initial ("J.")
         is_initial_dot = token == "." and len(previous) == 1 and previous.isupper()
         if not (token.lower() in _NAME_PARTICLES or token in _NAME_CONNECTORS or is_initial_dot):

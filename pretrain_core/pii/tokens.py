@@ -8,19 +8,21 @@ addresses are built from these, and skipping lower-case words and punctuation ke
 Features are integers, not strings: each token type is looked up once in the vocabularies (word, shape, 3-letter
 prefix and suffix, name gazetteer), and the features of all candidates of a batch (the word, its neighbours two
 either side, their shapes, word pairs, which neighbours are known names) are then combined as int64 keys by numpy.
-This keeps Python work to one dictionary lookup per token, which makes the tagger affordable on every document.
+Tokens come as offsets and hashes from one compiled pass over the batch (`token_spans`) and find their type by its
+hash, so no Python object is made per token, which makes the tagger affordable on every document.
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
 import re
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
+
+from pretrain_core.pii.token_spans import TokenSpans, scan_token_spans
 
 _HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 _KANA = "\u3040-\u30ff"
@@ -132,8 +134,9 @@ class Featurizer:
         self._first, self._last = set(first_names), set(last_names)
         self.known_first_names = frozenset(name.lower() for name in first_names)
         self.known_names = self.known_first_names | frozenset(name.lower() for name in last_names)
-        self._type_ids: dict[str, int] = {}
         self._types: list[tuple[int, ...]] = []
+        self._known = np.zeros(0, dtype=np.uint64)
+        self._known_rows = np.zeros(0, dtype=np.int64)
         self._table: np.ndarray | None = None
         self._reset_types()
 
@@ -183,51 +186,63 @@ class Featurizer:
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__init__(**state)  # type: ignore[misc]
 
-    def _type_rows(self, token_lists: Sequence[list[str]]) -> np.ndarray:
-        """Register unseen token types; return the table of all types' ids (row 0: the boundary padding)."""
-        if len(self._type_ids) >= _CACHE_LIMIT:
+    def _type_rows(self, texts: Sequence[str], spans: TokenSpans) -> np.ndarray:
+        """The type row of every token of the batch (in the table `_table` then holds), registering unseen types:
+        a type's ids are worked out once per featurizer from its first token's text, and every token finds its
+        type by its hash (a binary search), so the Python cost per token stays flat however large the shard."""
+        if len(self._types) >= _CACHE_LIMIT:
             self._reset_types()
-        new = set(itertools.chain.from_iterable(token_lists)).difference(self._type_ids)
-        for token in sorted(new):
-            lex = lexical(token)
-            self._type_ids[token] = len(self._types)
-            self._types.append(
-                (
-                    self._word_ids.get(lex.lower, UNKNOWN),
-                    self._shape_ids.get(lex.shape, UNKNOWN),
-                    self._affix_ids.get(lex.prefix, UNKNOWN),
-                    self._affix_ids.get(lex.suffix, UNKNOWN),
-                    (lex.lower in self._first) + 2 * (lex.lower in self._last),
-                    int(lex.candidate),
-                    self._char_ids.get(token, 0),
-                    int(lex.shape in ("han", "kata")),
-                )
-            )
-        if new or self._table is None:
+        at = np.minimum(np.searchsorted(self._known, spans.hashes), max(len(self._known) - 1, 0))
+        unseen = np.flatnonzero(self._known[at] != spans.hashes) if len(self._known) else np.arange(len(at))
+        if len(unseen) or self._table is None:
+            fresh, first = np.unique(spans.hashes[unseen], return_index=True)
+            rows, text_of = unseen[first], spans.text_of_row()[unseen[first]]
+            new_rows = np.arange(len(self._types), len(self._types) + len(fresh))
+            for row, d in zip(rows.tolist(), text_of.tolist(), strict=True):
+                self._types.append(self._type_of(texts[d][spans.starts[row] : spans.ends[row]]))
+            known, positions = np.concatenate([self._known, fresh]), np.concatenate([self._known_rows, new_rows])
+            order = np.argsort(known, kind="stable")
+            self._known, self._known_rows = known[order], positions[order]
             self._table = np.array(self._types, dtype=np.int64)
-        table: np.ndarray = self._table
-        return table
+            at = np.searchsorted(self._known, spans.hashes)
+        rows_of_tokens: np.ndarray = self._known_rows[at]
+        return rows_of_tokens
+
+    def _type_of(self, token: str) -> tuple[int, ...]:
+        lex = lexical(token)
+        return (
+            self._word_ids.get(lex.lower, UNKNOWN),
+            self._shape_ids.get(lex.shape, UNKNOWN),
+            self._affix_ids.get(lex.prefix, UNKNOWN),
+            self._affix_ids.get(lex.suffix, UNKNOWN),
+            (lex.lower in self._first) + 2 * (lex.lower in self._last),
+            int(lex.candidate),
+            self._char_ids.get(token, 0),
+            int(lex.shape in ("han", "kata")),
+        )
 
     def _reset_types(self) -> None:
-        self._type_ids = {}
         self._types = [(BOUNDARY, BOUNDARY, UNKNOWN, UNKNOWN, 0, 0, 0, 0)]
+        self._known = np.zeros(0, dtype=np.uint64)  # the registered types' token hashes, sorted
+        self._known_rows = np.zeros(0, dtype=np.int64)  # each one's row in `_types`
         self._table = None
 
-    def candidate_keys(self, token_lists: Sequence[list[str]]) -> tuple[np.ndarray, list[np.ndarray]]:
+    def candidate_keys(
+        self, texts: Sequence[str], spans: TokenSpans | None = None
+    ) -> tuple[np.ndarray, list[np.ndarray]]:
         """Feature keys (candidates x FEATURE_KINDS, int64) of all candidate tokens of a batch, in order, and per
-        text the token indices of its candidates.
-
-        Each token becomes the row of its type (one C-level dictionary lookup per token); a type's ids are
-        computed once per featurizer, so the Python cost per token stays flat however large the shard.
-        """
-        types = self._type_rows(token_lists)
-        pad = np.zeros(2, dtype=np.int64)  # row 0 of the type table: boundary
-        pieces, firsts, length = [pad], [], 2
-        for tokens in token_lists:
-            firsts.append(length)
-            pieces += [np.fromiter(map(self._type_ids.__getitem__, tokens), np.int64, len(tokens)), pad]
-            length += len(tokens) + 2
-        table = types[np.concatenate(pieces)]
+        text the token indices of its candidates (tokens as `token_texts` cuts them; ``spans``: the batch's
+        `scan_token_spans`, when the caller has them)."""
+        spans = spans if spans is not None else scan_token_spans(list(texts))
+        counts = np.diff(spans.bounds)
+        firsts = spans.bounds[:-1] + 2 * np.arange(1, len(texts) + 1)  # two boundary rows before each text
+        length = int(spans.bounds[-1]) + 2 * (len(texts) + 1)
+        sequence = np.zeros(length, dtype=np.int64)  # row 0 of the type table: boundary
+        sequence[np.arange(int(spans.bounds[-1])) + np.repeat(firsts - spans.bounds[:-1], counts)] = self._type_rows(
+            texts, spans
+        )
+        assert self._table is not None
+        table = self._table[sequence]
         word, shape, prefix, suffix, known = (table[:, i] for i in range(5))
         at = np.flatnonzero(table[:, 5])
         none = np.zeros_like(at)
@@ -257,8 +272,8 @@ class Featurizer:
             (anchor, np.where(anchor <= _MAX_ANCHOR, word[at + 1], 0)),
         )
         keys = np.stack([(kind << 2 * _ID_BITS) + (a << _ID_BITS) + b for kind, (a, b) in enumerate(columns)], axis=1)
-        bounds = np.searchsorted(at, [*firsts, length])
-        per_text = [at[bounds[i] : bounds[i + 1]] - first for i, first in enumerate(firsts)]
+        bounds = np.searchsorted(at, [*firsts.tolist(), length])
+        per_text = [at[bounds[i] : bounds[i + 1]] - first for i, first in enumerate(firsts.tolist())]
         return keys, per_text
 
     def _listed_names(self, char_ids: np.ndarray) -> np.ndarray:

@@ -13,7 +13,7 @@ from sklearn.linear_model import LogisticRegression
 
 from pretrain_core.pii.classifier import CLASSES, NameAddressTagger, feature_rows
 from pretrain_core.pii.spans import Span
-from pretrain_core.pii.tokens import FEATURE_KINDS, Featurizer, Token, token_texts, tokenize
+from pretrain_core.pii.tokens import FEATURE_KINDS, Featurizer, Token, tokenize
 from pretrain_eval.pii_tagger.names import NameLists
 from pretrain_eval.pii_tagger.training_data import Example
 
@@ -24,7 +24,7 @@ def fit_tagger(examples: Sequence[Example], names: NameLists, c: float = 3.0, mi
     inputs (and BLAS thread count) give an equal model."""
     texts = [e.text for e in examples]
     featurizer = Featurizer.learn(texts, min_count, names.first, names.last, names.cjk_family, names.cjk_given)
-    keys, candidates = featurizer.candidate_keys([token_texts(e.text) for e in examples])
+    keys, candidates = featurizer.candidate_keys(texts)
     labels = np.concatenate(
         [_token_labels(tokenize(e.text), e.spans)[c] for e, c in zip(examples, candidates, strict=True)]
     )

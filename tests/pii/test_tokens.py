@@ -9,6 +9,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pretrain_core.pii.token_spans import scan_token_spans
 from pretrain_core.pii.tokens import FEATURE_KINDS, Featurizer, gazetteer_entries, lexical, token_texts, tokenize
 
 TEXTS = [
@@ -42,8 +43,8 @@ def test_gazetteer_is_lower_cased_and_per_character_for_cjk() -> None:
 
 def test_keys_of_a_text_do_not_depend_on_its_batch() -> None:
     f = featurizer()
-    alone, [indices] = f.candidate_keys([token_texts(TEXTS[0])])
-    batched, per_text = f.candidate_keys([token_texts(t) for t in TEXTS])
+    alone, [indices] = f.candidate_keys([TEXTS[0]])
+    batched, per_text = f.candidate_keys(TEXTS)
     assert alone.shape == (len(indices), len(FEATURE_KINDS))
     assert np.array_equal(per_text[0], indices)
     assert np.array_equal(batched[: len(indices)], alone)
@@ -53,15 +54,15 @@ def test_keys_of_a_text_do_not_depend_on_its_batch() -> None:
 
 def test_featurizer_pickles_without_its_cache() -> None:
     f = featurizer()
-    keys, _ = f.candidate_keys([token_texts(TEXTS[1])])
+    keys, _ = f.candidate_keys([TEXTS[1]])
     restored = pickle.loads(pickle.dumps(f))
-    assert np.array_equal(restored.candidate_keys([token_texts(TEXTS[1])])[0], keys)
+    assert np.array_equal(restored.candidate_keys([TEXTS[1]])[0], keys)
 
 
 def test_listed_cjk_names_mark_where_they_start_and_continue() -> None:
     f = Featurizer.learn(TEXTS, 1, ["Anna"], ["王"], cjk_family=["佐藤", "欧阳"], cjk_given=["花子"])
     tokens = token_texts("佐藤花子さんと欧阳娜")
-    keys, [indices] = f.candidate_keys([tokens])
+    keys, [indices] = f.candidate_keys(["佐藤花子さんと欧阳娜"])
     listed = keys[:, FEATURE_KINDS.index("d")] >> 24 & (2**24 - 1)
     by_token = dict(zip([tokens[i] for i in indices], listed.tolist(), strict=True))
     assert by_token["佐"] == 1 and by_token["藤"] == 2  # family name: first, then further character
@@ -72,23 +73,46 @@ def test_listed_cjk_names_mark_where_they_start_and_continue() -> None:
 _ODD_PIECES = ["\u3000", "\xa0", "\u2028", "_", "O'Neil", "x-y", "王伟", "テスト", "\U0001f600", "é", "\t", "-", "’"]
 
 
+def _scanned(texts: list[str]) -> list[list[tuple[int, int, str]]]:
+    spans = scan_token_spans(texts)
+    return [
+        [(start, end, text[start:end]) for start, end in zip(*(a.tolist() for a in spans.of(d)), strict=True)]
+        for d, text in enumerate(texts)
+    ]
+
+
+def _expected(text: str) -> list[tuple[int, int, str]]:
+    return [(t.start, t.end, t.text) for t in tokenize(text)]
+
+
 @settings(max_examples=400, deadline=None)
-@given(st.lists(st.one_of(st.sampled_from(_ODD_PIECES), st.text(max_size=6)), max_size=14).map("".join))
-def test_token_offsets_from_the_non_space_characters_are_the_regex_offsets(text: str) -> None:
-    """The tagger reads offsets off the non-whitespace characters (`classifier._token_starts`), which holds only if
-    tokens cover exactly those characters in order: checked against the regex's own offsets."""
-    from pretrain_core.pii.classifier import _token_starts
-
-    tokens = tokenize(text)
-    assert _token_starts(text, [t.text for t in tokens]) == [t.start for t in tokens]
-    assert _token_starts(text, [t.text for t in tokens][:2]) == [t.start for t in tokens][:2]
+@given(st.lists(st.lists(st.one_of(st.sampled_from(_ODD_PIECES), st.text(max_size=6)), max_size=14).map("".join)))
+def test_the_compiled_scan_cuts_the_tokens_the_regex_cuts(texts: list[str]) -> None:
+    """The tagger reads tokens off the compiled scan (`token_spans`); `tokens.token_texts`, the regular expression,
+    is their definition: the same offsets and texts, text by text, whatever the batch."""
+    assert _scanned(texts) == [_expected(text) for text in texts]
 
 
-def test_token_offsets_of_every_labelled_text() -> None:
-    from pretrain_core.pii.classifier import _token_starts
+def test_the_compiled_scan_of_every_labelled_text() -> None:
     from pretrain_eval.stage_quality.pii import load_items
 
     labelled = Path(__file__).resolve().parents[2] / "data" / "labelled" / "pii"
-    for item in load_items(str(labelled)) + load_items(str(labelled / "names")):
-        tokens = tokenize(item.text)
-        assert _token_starts(item.text, [t.text for t in tokens]) == [t.start for t in tokens], item.id
+    texts = [item.text for item in load_items(str(labelled)) + load_items(str(labelled / "names"))]
+    assert len(texts) > 100
+    assert _scanned(texts) == [_expected(text) for text in texts]
+
+
+def test_equal_tokens_hash_equal_and_different_ones_differ() -> None:
+    spans = scan_token_spans(["Anna met anna and Anna-Lena", "Anna"])
+    assert spans.hashes[0] == spans.hashes[5] != spans.hashes[2]  # "Anna" in both texts; "anna"
+    assert len(set(spans.hashes[:5].tolist())) == 5  # Anna, met, anna, and, Anna-Lena
+
+
+def test_keys_do_not_depend_on_the_types_seen_before() -> None:
+    """Token types are registered by hash as batches come: a featurizer that has seen other text gives the keys a
+    fresh one gives."""
+    seasoned, fresh = featurizer(), featurizer()
+    seasoned.candidate_keys(["Friday in London with Anna Weber.", "王伟和田中", TEXTS[2]])
+    for text in TEXTS:
+        assert np.array_equal(seasoned.candidate_keys([text])[0], fresh.candidate_keys([text])[0])
+        fresh = featurizer()
