@@ -8,6 +8,10 @@ long: so it lies inside the window of `WIDTH` characters either side of such a c
 them holds no match. Windows are merged where they overlap, no match crosses from one to the next, and the pattern
 has no look-around or end anchor (its start anchor holds only at the text's real start, which ``pos`` keeps):
 searching and counting by windows give ftfy's answers (tests/clean/test_mojibake.py).
+
+Every sequence it matches also holds two non-ASCII characters in a row or one of `LONE` (a test walks each
+alternative of the parsed pattern): a window without them is skipped. In edited text of any Latin script accented
+letters stand between ASCII ones, so most windows go (the 16x corpus's PII output: 1.33 -> 0.45 CPU s for 7.2 MB).
 """
 
 from __future__ import annotations
@@ -21,10 +25,20 @@ _COMMON = ("common", "lower_common", "upper_common")
 WIDTH = 7  # the longest sequence the pattern matches (a test checks it with the regex parser)
 _RARE = "".join(chars for name, chars in MOJIBAKE_CATEGORIES.items() if name not in _COMMON)
 PRONE = re.compile(f"[{_RARE}\u0402]")
+# The non-ASCII characters a match may hold with only ASCII ones beside them: C1 controls, "Â " after a letter, "œ".
+LONE = "".join(map(chr, range(0x80, 0xA0))) + "ŒœÃÂ"
+NEEDED = re.compile(f"[^\x00-\x7f][^\x00-\x7f]|[{LONE}]")
 
 
 def _windows(text: str) -> Iterator[tuple[int, int]]:
-    """Merged (start, end) windows around every `PRONE` character, in order."""
+    """Merged (start, end) windows around every `PRONE` character, in order, those without what `NEEDED` finds
+    left out."""
+    for start, end in _prone_windows(text):
+        if NEEDED.search(text, start, end):
+            yield start, end
+
+
+def _prone_windows(text: str) -> Iterator[tuple[int, int]]:
     start = end = -1
     for match in PRONE.finditer(text):
         low, high = max(match.start() - WIDTH + 1, 0), match.start() + WIDTH

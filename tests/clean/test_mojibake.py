@@ -4,8 +4,10 @@ quality set's mojibake items."""
 
 from __future__ import annotations
 
+import re._compiler
 import re._parser
 import string
+from typing import Any
 
 import ftfy.badness
 import numpy as np
@@ -48,3 +50,43 @@ def test_text_with_no_mojibake_prone_character_has_no_badness() -> None:
     for _ in range(20):
         text = "".join(rng.choice(list(alphabet), size=5000))
         assert not mojibake.PRONE.search(text) and ftfy.badness.badness(text) == 0 and not mojibake.is_bad(text)
+
+
+def test_every_match_holds_two_non_ascii_characters_in_a_row_or_a_lone_one() -> None:
+    """What lets `mojibake` skip a window: no alternative of ftfy's parsed pattern can match a sequence whose
+    non-ASCII characters stand alone between ASCII ones, unless one of them is in `mojibake.LONE`."""
+    pattern = ftfy.badness.BADNESS_RE
+    parsed = re._parser.parse(pattern.pattern, pattern.flags)
+    [(branch, (_, alternatives))] = parsed.data
+    assert str(branch) == "BRANCH"
+    everything = "".join(map(chr, range(0x110000)))
+    lone = set(mojibake.LONE)
+
+    def choices(item: tuple[Any, Any]) -> tuple[bool, bool]:
+        """Whether the one-character item matches an ASCII character, and a non-ASCII one not in LONE."""
+        single = re._parser.SubPattern(parsed.state, [item])
+        matched = {m.start() for m in re._compiler.compile(single, pattern.flags).finditer(everything)}
+        return any(c < 128 for c in matched), any(c >= 128 and chr(c) not in lone for c in matched)
+
+    def step(states: set[bool], item: tuple[Any, Any]) -> set[bool]:
+        ascii_ok, other_ok = choices(item)
+        return ({False} if ascii_ok and states else set()) | ({True} if other_ok and False in states else set())
+
+    def avoidable(items: list[tuple[Any, Any]]) -> bool:
+        """Whether a match of the item sequence can have no two non-ASCII characters in a row and none of LONE."""
+        states = {False}  # reachable: whether the character before was non-ASCII
+        for op, value in items:
+            if str(op) == "AT":
+                continue  # zero width
+            if str(op) == "MAX_REPEAT":
+                low, high, [inner] = value
+                assert (low, high) == (0, 1), value  # an optional character: with it or without it
+                states = states | step(states, inner)
+                continue
+            assert str(op) in ("LITERAL", "IN", "ANY"), op
+            states = step(states, (op, value))
+        return bool(states)
+
+    assert len(alternatives) > 30
+    for alternative in alternatives:
+        assert not avoidable(list(alternative.data)), alternative
