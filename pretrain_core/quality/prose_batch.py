@@ -43,7 +43,7 @@ _TABLE_PUNCTUATION = ".,:;%+-/()|"  # `signals._DIGIT_LINE` besides \d and \s
 @functools.cache
 def _line_marks() -> np.ndarray:
     marks = np.zeros(0x110000, dtype=np.uint8)
-    for chars, bit in (("".join(signals._BULLETS), _BULLET), ("".join(signals._TERMINAL), _TERMINAL)):
+    for chars, bit in (("".join(signals.BULLET_CHARS), _BULLET), ("".join(signals.TERMINAL_CHARS), _TERMINAL)):
         marks[[ord(char) for char in chars]] |= bit
     marks[[ord(char) for char in _TABLE_PUNCTUATION]] |= _TABLE
     return marks

@@ -28,8 +28,8 @@ from pretrain_core.quality import folded_words
 from pretrain_core.quality.reference import shipped_records
 from pretrain_core.unicode_table import FlagCounts, flag_counts
 
-_TERMINAL = tuple(".!?:;\"'»”)。！？：；」』）")
-_BULLETS = tuple("•‣⁃◦●▪■□·*-–−")
+TERMINAL_CHARS = tuple(".!?:;\"'»”)。！？：；」』）")
+BULLET_CHARS = tuple("•‣⁃◦●▪■□·*-–−")
 # The words of Cicero's passage that lorem-ipsum generators draw from (the 40 most used).
 LOREM_WORDS = frozenset(
     [
@@ -283,9 +283,9 @@ PROSE_SIGNALS: tuple[Signal, ...] = (
         "hashes and ellipses per word (Gopher)",
     ),
     Signal("alpha_token_share", lambda d: _share(d.tokens.count(LETTER_TOKEN), len(d.tokens)), "tokens with letters"),
-    Signal("bullet_line_share", lambda d: _lines_share(d.lines, lambda x: x.startswith(_BULLETS)), "Gopher"),
+    Signal("bullet_line_share", lambda d: _lines_share(d.lines, lambda x: x.startswith(BULLET_CHARS)), "Gopher"),
     Signal("ellipsis_line_share", lambda d: _lines_share(d.lines, lambda x: x.endswith(("...", "…"))), "Gopher"),
-    Signal("terminal_line_share", lambda d: _lines_share(d.lines, lambda x: x.endswith(_TERMINAL)), "C4"),
+    Signal("terminal_line_share", lambda d: _lines_share(d.lines, lambda x: x.endswith(TERMINAL_CHARS)), "C4"),
     Signal("short_line_share", lambda d: _lines_share(d.lines, lambda x: len(x.split()) < 4), "FineWeb"),
     Signal("digit_line_share", lambda d: _lines_share(d.lines, lambda x: bool(_DIGIT_LINE.match(x))), "tables"),
     Signal("boilerplate_line_share", boilerplate_line_share, "C4"),
