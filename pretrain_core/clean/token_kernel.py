@@ -23,6 +23,21 @@ HASH_SEED = np.uint64(0xCBF29CE484222325)
 
 
 @numba.njit(inline="always")
+def hash_step(digest, point):
+    """FNV-1a's step: the digest after one more code point (start from `HASH_SEED`)."""
+    return (digest ^ np.uint64(point)) * HASH_PRIME
+
+
+@numba.njit(inline="always")
+def hash_span(points, start, stop):
+    """FNV-1a of points[start:stop]."""
+    digest = HASH_SEED
+    for i in range(start, stop):
+        digest = hash_step(digest, points[i])
+    return digest
+
+
+@numba.njit(inline="always")
 def _emit(points, start, stop, flags, keep_without_word, starts, stops, token_flags, hashes, count):
     """Record the token points[start:stop] (unless it has no letter or digit and `keep_without_word` is off);
     returns the new token count."""
@@ -35,7 +50,7 @@ def _emit(points, start, stop, flags, keep_without_word, starts, stops, token_fl
         is_alnum = np.uint8((char & WORD) != 0 and point != _UNDERSCORE)
         alnum |= is_alnum
         letter |= is_alnum & np.uint8((char & DECIMAL) == 0)
-        digest = (digest ^ np.uint64(point)) * HASH_PRIME
+        digest = hash_step(digest, point)
     if not alnum and not keep_without_word:
         return count
     starts[count] = start

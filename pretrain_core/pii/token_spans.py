@@ -17,7 +17,7 @@ from dataclasses import dataclass
 import numba
 import numpy as np
 
-from pretrain_core.clean.token_kernel import HASH_PRIME, HASH_SEED
+from pretrain_core.clean.token_kernel import hash_span
 from pretrain_core.unicode_table import SPACE, WORD, char_flags, code_points
 
 _HAN_KANA = ((0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xF900, 0xFAFF), (0x3040, 0x30FF))  # tokens.py's _HAN, _KANA
@@ -65,10 +65,7 @@ def _scan(points, offsets, classes, starts, ends, hashes, bounds):
                     i += 2
                     while i < n and classes[points[base + i]] & _RUN:
                         i += 1
-            digest = HASH_SEED
-            for k in range(base + start, base + i):
-                digest = (digest ^ np.uint64(points[k])) * HASH_PRIME
-            starts[count], ends[count], hashes[count] = start, i, digest
+            starts[count], ends[count], hashes[count] = start, i, hash_span(points, base + start, base + i)
             count += 1
     bounds[offsets.size - 1] = count
     return count

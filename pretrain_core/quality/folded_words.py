@@ -16,18 +16,10 @@ import numba
 import numpy as np
 
 from pretrain_core.clean.prose_rules import FOLD_PUNCTUATION
-from pretrain_core.clean.token_kernel import HASH_PRIME, HASH_SEED
+from pretrain_core.clean.token_kernel import hash_span
 from pretrain_core.unicode_table import code_points
 
 CAPITAL_SIGMA = "\u03a3"
-
-
-@numba.njit(inline="always")
-def _digest(points, start, stop):
-    value = HASH_SEED
-    for i in range(start, stop):
-        value = (value ^ np.uint64(points[i])) * HASH_PRIME
-    return value
 
 
 @numba.njit(cache=True, nogil=True)
@@ -37,18 +29,18 @@ def word_digests(points, starts, stops, edge):
     stripped = np.empty(starts.size, dtype=np.uint64)
     for word in range(starts.size):
         start, stop = starts[word], stops[word]
-        whole[word] = _digest(points, start, stop)
+        whole[word] = hash_span(points, start, stop)
         while start < stop and edge[points[start]]:
             start += 1
         while stop > start and edge[points[stop - 1]]:
             stop -= 1
-        stripped[word] = _digest(points, start, stop)
+        stripped[word] = hash_span(points, start, stop)
     return whole, stripped
 
 
 @numba.njit(cache=True, nogil=True)
 def _string_digest(points):
-    return _digest(points, 0, points.size)
+    return hash_span(points, 0, points.size)
 
 
 @functools.cache

@@ -21,7 +21,7 @@ import numba
 import numpy as np
 
 from pretrain_core.clean.ngram_kernel import level_figures
-from pretrain_core.clean.token_kernel import HASH_PRIME, HASH_SEED, LETTER_TOKEN, UNSEGMENTED_CHAR, WORD_TOKEN
+from pretrain_core.clean.token_kernel import HASH_SEED, LETTER_TOKEN, UNSEGMENTED_CHAR, WORD_TOKEN, hash_step
 from pretrain_core.clean.token_kernel import scan_tokens as scan_token_spans
 from pretrain_core.clean.words import unsegmented_table
 from pretrain_core.quality import folded_words, signals
@@ -64,11 +64,6 @@ def _word_lists() -> tuple[dict[str, int], np.ndarray, np.ndarray]:
     digests = [folded_words.listed_digests(words) for _, words in lists]
     offsets = np.cumsum([0, *(d.size for d in digests)]).astype(np.int64)
     return {lang: k for k, (lang, _) in enumerate(lists[:-1])}, np.concatenate(digests), offsets
-
-
-@numba.njit(inline="always")
-def _digest_step(digest, point):
-    return (digest ^ np.uint64(point)) * HASH_PRIME
 
 
 @numba.njit(cache=True, nogil=True)
@@ -123,7 +118,7 @@ def _line_counts(points, flags, breaks, marks, out):
             table = True
             for i in range(first, last):
                 point = points[i]
-                digest = _digest_step(digest, point)
+                digest = hash_step(digest, point)
                 char = flags[point]
                 space = (char & SPACE) != 0
                 if not space and not in_piece:
@@ -141,10 +136,10 @@ def _line_counts(points, flags, breaks, marks, out):
             shorts += pieces < 4
             tables += table
             if paragraph_length:
-                paragraph_digest = _digest_step(paragraph_digest, 10)
+                paragraph_digest = hash_step(paragraph_digest, 10)
                 paragraph_length += 1
             for i in range(first, last):
-                paragraph_digest = _digest_step(paragraph_digest, points[i])
+                paragraph_digest = hash_step(paragraph_digest, points[i])
             paragraph_length += last - first
         if stop >= n:
             break
