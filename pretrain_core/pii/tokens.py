@@ -234,13 +234,12 @@ class Featurizer:
         text the token indices of its candidates (tokens as `token_texts` cuts them; ``spans``: the batch's
         `scan_token_spans`, when the caller has them)."""
         spans = spans if spans is not None else scan_token_spans(list(texts))
-        counts = np.diff(spans.bounds)
-        firsts = spans.bounds[:-1] + 2 * np.arange(1, len(texts) + 1)  # two boundary rows before each text
+        padding = 2 * np.arange(1, len(texts) + 1)  # two boundary rows before each text (and two at the end)
+        firsts = spans.bounds[:-1] + padding
         length = int(spans.bounds[-1]) + 2 * (len(texts) + 1)
         sequence = np.zeros(length, dtype=np.int64)  # row 0 of the type table: boundary
-        sequence[np.arange(int(spans.bounds[-1])) + np.repeat(firsts - spans.bounds[:-1], counts)] = self._type_rows(
-            texts, spans
-        )
+        rows = self._type_rows(texts, spans)
+        sequence[np.arange(len(rows)) + np.repeat(padding, np.diff(spans.bounds))] = rows
         assert self._table is not None
         table = self._table[sequence]
         word, shape, prefix, suffix, known = (table[:, i] for i in range(5))
