@@ -22,7 +22,8 @@ from typing import Any
 import torch
 
 from pretrain_core.train.config import MODEL_PRESETS
-from pretrain_core.train.hardware import flops_per_token, measure_peak_flops
+from pretrain_core.train.flops import flops_per_token
+from pretrain_core.train.hardware import measure_peak_flops
 from pretrain_core.train.model import GPT, ModelArgs, cross_entropy
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}

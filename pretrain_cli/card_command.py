@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from pretrain_core import storage
+
 from pretrain_core.config import load_config
 
 
@@ -30,6 +30,8 @@ def run_card(args: argparse.Namespace) -> int:
     from pretrain_core.card.compare import compare_cards, load_card
 
     if args.compare:
+        from pretrain_core import storage
+
         comparison = compare_cards(load_card(args.compare[0]), load_card(args.compare[1]))
         print(comparison, end="")
         if args.output:

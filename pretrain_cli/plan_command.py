@@ -17,7 +17,7 @@ def add_plan_command(commands: Any) -> None:
         description="For a model (a preset or --n-layer/--n-head/--d-model), a sequence length, a global batch and "
         "a GPU count with its memory, print every layout the trainer can run that fits: its degrees, pipeline "
         "schedule, micro-batch and accumulation, activation checkpointing, estimated memory per GPU (weights, "
-        "gradients, AdamW state, activations; the peak is what must fit, with 10%% headroom) and step time "
+        "gradients, AdamW state, activations; the peak is what must fit, with 10% headroom) and step time "
         "relative to the fastest. Memory follows this trainer's measured constants (docs/training.md has the "
         "check against measured peaks); step times are nominal and only rank the layouts.",
     )

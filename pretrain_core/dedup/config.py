@@ -7,8 +7,11 @@ from typing import Literal, Self
 from pydantic import Field, model_validator
 
 from pretrain_core.config_base import Seed, StrictModel
-from pretrain_core.dedup.normalize import DEFAULT_IGNORE, Ignorable
 from pretrain_core.limits import MAX_BUCKET_PAIRS, MAX_FAN_IN, MAX_PERMUTATIONS
+
+# What normalisation may ignore: letter case, punctuation (words only, split at anything else), digit values.
+Ignorable = Literal["case", "punctuation", "digits"]
+DEFAULT_IGNORE: tuple[Ignorable, ...] = ("case", "punctuation")
 
 
 class DedupConfig(StrictModel):

@@ -14,17 +14,13 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 import pyarrow as pa
 
 from pretrain_core.dedup import kernels
+from pretrain_core.dedup.config import DEFAULT_IGNORE, Ignorable
 from pretrain_core.unicode_table import char_flags, code_points, fold_table
-
-# What normalisation may ignore: letter case, punctuation (words only, split at anything else), digit values.
-Ignorable = Literal["case", "punctuation", "digits"]
-DEFAULT_IGNORE: tuple[Ignorable, ...] = ("case", "punctuation")
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,7 @@ from pretrain_core.clean.token_kernel import HASH_SEED, LETTER_TOKEN, UNSEGMENTE
 from pretrain_core.clean.token_kernel import scan_tokens as scan_token_spans
 from pretrain_core.clean.words import unsegmented_table
 from pretrain_core.quality import folded_words, signals
+from pretrain_core.quality.signal_names import PROSE_SIGNAL_NAMES
 from pretrain_core.unicode_table import ALPHA, DECIMAL, DIGIT, SPACE, UPPER, char_flags, code_points
 
 # Bits of `_line_marks`: what a stripped line's first or last character, or every character, may be.
@@ -344,7 +345,7 @@ def prose_signal_matrix(
             values["url_token_share"][row] = signals.links(text, low) / tokens[row] if tokens[row] else 0.0
         if signals.has_boilerplate(text, low):
             values["boilerplate_line_share"][row] = signals.boilerplate_line_share(signals.ProseView(text))
-    matrix = np.stack([values[name] for name in signals.PROSE_SIGNAL_NAMES], axis=1)
+    matrix = np.stack([values[name] for name in PROSE_SIGNAL_NAMES], axis=1)
     for row in np.flatnonzero(~foldable).tolist():  # words the pass cannot fold: the plain definitions, whole
         matrix[row] = signals.prose_signals(texts[row], langs[row], unsegmented_share, ngram_scale)
     return matrix

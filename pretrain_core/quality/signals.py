@@ -26,6 +26,10 @@ from pretrain_core.clean.langid import script_counts
 from pretrain_core.clean.token_kernel import LETTER_TOKEN
 from pretrain_core.quality import folded_words
 from pretrain_core.quality.reference import shipped_records
+from pretrain_core.quality.signal_names import (
+    CODE_SIGNAL_NAMES,
+    PROSE_SIGNAL_NAMES,
+)
 from pretrain_core.unicode_table import FlagCounts, flag_counts
 
 TERMINAL_CHARS = tuple(".!?:;\"'»”)。！？：；」』）")
@@ -359,17 +363,11 @@ CODE_SIGNALS: tuple[Signal, ...] = (
     ),
 )
 
-PROSE_SIGNAL_NAMES = tuple(signal.name for signal in PROSE_SIGNALS)
-CODE_SIGNAL_NAMES = tuple(signal.name for signal in CODE_SIGNALS)
-# Measured by the quality stage's reference models rather than on the text alone: how far the document's log10
-# lexical and skeleton perplexities lie from reference text's own, in robust standard deviations, and the share of
-# its tokens the skeleton keeps as themselves (stage.py).
-PERPLEXITY_SIGNAL_NAMES = ("lexical_perplexity_z", "skeleton_perplexity_z", "skeleton_word_share")
-GROUP_SIGNAL_NAMES = {
-    "prose": PROSE_SIGNAL_NAMES + PERPLEXITY_SIGNAL_NAMES,
-    "code": CODE_SIGNAL_NAMES + PERPLEXITY_SIGNAL_NAMES,
-}
-SIGNAL_FIELDS = tuple(dict.fromkeys(name for names in GROUP_SIGNAL_NAMES.values() for name in names))
+if (
+    tuple(signal.name for signal in PROSE_SIGNALS) != PROSE_SIGNAL_NAMES
+    or tuple(signal.name for signal in CODE_SIGNALS) != CODE_SIGNAL_NAMES
+):
+    raise ImportError("quality signals and signal_names.py disagree: the schema's columns must name every signal")
 
 
 def prose_signals(text: str, lang: str = "", unsegmented_share: float = 0.5, ngram_scale: int = 2) -> np.ndarray:

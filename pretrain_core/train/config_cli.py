@@ -13,8 +13,6 @@ from typing import Any, TypeVar
 import yaml
 from pydantic import BaseModel
 
-from pretrain_core import storage
-
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
 
@@ -32,6 +30,8 @@ def add_config_flags(parser: argparse.ArgumentParser, model: type[BaseModel]) ->
 
 
 def read_config_file(url: str) -> dict[str, Any]:
+    from pretrain_core import storage  # fsspec only when a file is read: `--help` builds these flags too
+
     text = storage.read_bytes(url).decode()
     data = json.loads(text) if url.endswith(".json") else yaml.safe_load(text)
     if not isinstance(data, dict):

@@ -63,16 +63,6 @@ def _synchronize(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def flops_per_token(
-    non_embedding_params: int, n_layer: int, seq_len: int, d_model: int, output_params: int = 0
-) -> float:
-    """Training FLOPs per token, forward and backward: 6 per weight plus attention's 12 x layers x sequence x width
-    (PaLM, appendix B). ``output_params`` (vocabulary x width) adds the output projection's matmul, which llm.c and
-    nanoGPT count even when its weight is tied to the embedding (a third of GPT-2 small's FLOPs); PaLM's count,
-    without it, is what an MFU of non-embedding weights alone compares with."""
-    return 6 * (non_embedding_params + output_params) + 12 * n_layer * seq_len * d_model
-
-
 def memory_metrics(device: torch.device) -> dict[str, float]:
     """Resident memory of this process, and on a GPU what torch's allocator holds, in MB."""
     values = {"memory/cpu_rss_mb": psutil.Process().memory_info().rss / 2**20}

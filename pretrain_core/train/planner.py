@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from itertools import product
 
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.hardware import flops_per_token
+from pretrain_core.train.flops import flops_per_token
 from pretrain_core.train.layout import (
     LOOPED_SCHEDULES,
     Layout,

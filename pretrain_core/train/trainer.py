@@ -44,13 +44,9 @@ from pretrain_core.train.distributed import (
     wrap_model,
 )
 from pretrain_core.train.environment import environment, pitfalls
+from pretrain_core.train.flops import flops_per_token
 from pretrain_core.train.grad_check import gradient_check
-from pretrain_core.train.hardware import (
-    device_metrics,
-    flops_per_token,
-    measure_peak_flops,
-    memory_metrics,
-)
+from pretrain_core.train.hardware import device_metrics, measure_peak_flops, memory_metrics
 from pretrain_core.train.health import LossSpikeDetector, StragglerCheck
 from pretrain_core.train.metrics import MetricsLogger
 from pretrain_core.train.model import GPT

@@ -11,9 +11,9 @@ from collections.abc import Collection, Sequence
 
 import numpy as np
 
+from pretrain_core.dedup.config import Ignorable
 from pretrain_core.dedup.kernels import UNSPACED_RANGES
 from pretrain_core.dedup.minhash import permutations
-from pretrain_core.dedup.normalize import Ignorable
 from pretrain_core.dedup.shingles import ShingleKind, ShingleSets, _empty_sets
 
 _WORD = re.compile(r"\w+")

@@ -15,8 +15,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pretrain_core.dedup import kernels
+from pretrain_core.dedup.config import Ignorable
 from pretrain_core.dedup.minhash import minhash_signatures
-from pretrain_core.dedup.normalize import CodePoints, Ignorable, normalize_arrow, normalize_texts
+from pretrain_core.dedup.normalize import CodePoints, normalize_arrow, normalize_texts
 from pretrain_core.dedup.shingles import char_shingled, shingle_sets
 from pretrain_core.unicode_table import FOLD_CONTEXTUAL, fold_table, fold_table_of
 from tests.dedup.kernel_oracle import (
