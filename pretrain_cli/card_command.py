@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-
 from pretrain_core.config import load_config
 
 

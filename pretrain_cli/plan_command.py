@@ -6,7 +6,18 @@ import argparse
 from typing import Any
 
 from pretrain_core.train.config import MODEL_PRESETS
-from pretrain_core.train.planner import GIB, Hardware, Plan, Workload, plan, relative_step_times, smallest_fit
+from pretrain_core.train.planner import (
+    GIB,
+    Hardware,
+    Plan,
+    Workload,
+    fewest_gpus,
+    largest_preset_that_fits,
+    plan,
+    relative_step_times,
+    settings_of,
+    smallest_fit,
+)
 from pretrain_core.train.precision import PRECISIONS
 
 
@@ -15,11 +26,14 @@ def add_plan_command(commands: Any) -> None:
         "plan",
         help="list the parallel layouts (pipeline x data x context x tensor) that fit a model on N GPUs",
         description="For a model (a preset or --n-layer/--n-head/--d-model), a sequence length, a global batch and "
-        "a GPU count with its memory, print every layout the trainer can run that fits: its degrees, pipeline "
-        "schedule, micro-batch and accumulation, activation checkpointing, estimated memory per GPU (weights, "
-        "gradients, AdamW state, activations; the peak is what must fit, with 10% headroom) and step time "
-        "relative to the fastest. Memory follows this trainer's measured constants (docs/training.md has the "
-        "check against measured peaks); step times are nominal and only rank the layouts.",
+        "a GPU count with its memory, print every layout the trainer can run that fits: its degrees, data-parallel "
+        "strategy (ddp replicates the weights and optimizer state, fsdp shards them), pipeline schedule, "
+        "micro-batch and accumulation, activation checkpointing, estimated memory per GPU (weights, gradients, "
+        "AdamW state, activations; the peak is what must fit, with 10% headroom) and step time relative to the "
+        "fastest; under each row, the --set line that runs it with `pretrain train`. When nothing fits, it says "
+        "how many such GPUs would and the largest preset these GPUs hold. Memory follows this trainer's measured "
+        "constants (docs/training.md has the check against measured peaks); step times are nominal and only rank "
+        "the layouts.",
     )
     planner.add_argument("--model", choices=sorted(MODEL_PRESETS), default="124m", help="size preset (default 124m)")
     planner.add_argument("--n-layer", type=int, help="blocks (overrides the preset)")
@@ -39,6 +53,7 @@ def _row(found: Plan, relative: float) -> list[str]:
     layout = candidate.layout
     return [
         f"{layout.pp}x{layout.dp}x{layout.cp}x{layout.tp}",
+        candidate.strategy,
         f"{candidate.schedule}/{candidate.microbatches}" if layout.pp > 1 else "-",
         f"{candidate.micro_batch_size}x{candidate.grad_accum_steps}",
         "yes" if candidate.activation_checkpointing else "no",
@@ -49,8 +64,43 @@ def _row(found: Plan, relative: float) -> list[str]:
     ]
 
 
-HEADER = ["pp x dp x cp x tp", "schedule/microbatches", "micro x accum", "act. ckpt", "weights", "grads", "adamw",
-          "activations", "peak GiB", "rel. time"]  # fmt: skip
+HEADER = ["pp x dp x cp x tp", "strategy", "schedule/microbatches", "micro x accum", "act. ckpt", "weights",
+          "grads", "adamw", "activations", "peak GiB", "rel. time"]  # fmt: skip
+
+
+def _gpus(count: int) -> str:
+    return f"{count} GPU" if count == 1 else f"{count} GPUs"
+
+
+def model_settings(args: argparse.Namespace) -> dict[str, Any]:
+    """The `train.*` settings of the planned model and batch shape: the preset, the dimensions given over it."""
+    settings: dict[str, Any] = {"model": args.model}
+    settings |= {name: getattr(args, name) for name in ("n_layer", "n_head", "d_model") if getattr(args, name)}
+    return settings | {"seq_len": args.seq_len, "precision": args.precision, "gpu_memory_gib": args.gpu_memory_gib}
+
+
+def set_line(settings: dict[str, Any]) -> str:
+    """`--set train.KEY=VALUE ...` for every setting given: a config file may set any of them otherwise."""
+    line = " ".join(f"--set train.{key}={str(value).lower() if isinstance(value, bool) else value}"
+                    for key, value in settings.items())  # fmt: skip
+    return line + (" --set train.rdzv_endpoint=HOST:PORT" if settings.get("nnodes", 1) > 1 else "")
+
+
+def _what_would_fit(workload: Workload, args: argparse.Namespace, hardware: Hardware) -> str:
+    need = smallest_fit(workload, args.gpus, hardware)
+    lines = [
+        f"no layout fits: the least hungry (one sequence per micro-batch, activation checkpointing, every way of "
+        f"splitting the model over {_gpus(args.gpus)}) needs about {need:.1f} GiB per GPU"
+    ]
+    more = fewest_gpus(workload, hardware, more_than=args.gpus)
+    if more is not None:
+        lines.append(f"it fits on {more} GPUs of {args.gpu_memory_gib:g} GiB: --gpus {more}")
+    else:
+        lines.append(f"no count of {args.gpu_memory_gib:g} GiB GPUs up to 4096 holds it: cut seq_len or the model")
+    preset = largest_preset_that_fits(workload, args.gpus, hardware)
+    if preset is not None:
+        lines.append(f"the largest preset {_gpus(args.gpus)} of {args.gpu_memory_gib:g} GiB hold: --model {preset}")
+    return "\n".join(lines)
 
 
 def run_plan(args: argparse.Namespace) -> int:
@@ -64,18 +114,20 @@ def run_plan(args: argparse.Namespace) -> int:
     params = workload.params() / 1e6
     print(
         f"{params:,.0f}M parameters ({workload.n_layer} layers, {workload.n_head} heads, width {workload.d_model}), "
-        f"{workload.global_batch} x {workload.seq_len} tokens per step, {args.gpus} GPUs of {args.gpu_memory_gib:g} "
-        f"GiB, {workload.precision}"
+        f"{workload.global_batch} x {workload.seq_len} tokens per step, {_gpus(args.gpus)} of "
+        f"{args.gpu_memory_gib:g} GiB, {workload.precision}"
     )
     if not plans:
-        need = smallest_fit(workload, args.gpus, hardware)
-        print(f"no layout fits: the least hungry needs about {need:.1f} GiB per GPU; add GPUs or cut the batch")
+        print(_what_would_fit(workload, args, hardware))
         return 1
-    rows = [_row(found, relative) for found, relative in zip(plans, relative_step_times(plans), strict=True)]
-    rows = rows[: args.top]
+    shown = plans[: args.top]
+    rows = [_row(found, relative) for found, relative in zip(shown, relative_step_times(plans), strict=False)]
     widths = [max(len(line[col]) for line in [HEADER, *rows]) for col in range(len(HEADER))]
-    for line in [HEADER, *rows]:
-        print("  ".join(cell.rjust(width) for cell, width in zip(line, widths, strict=True)))
+    print("  ".join(cell.rjust(width) for cell, width in zip(HEADER, widths, strict=True)))
+    shape = model_settings(args)
+    for found, row in zip(shown, rows, strict=True):
+        print("  ".join(cell.rjust(width) for cell, width in zip(row, widths, strict=True)))
+        print("    " + set_line(shape | settings_of(found.candidate, hardware.gpus_per_node)))
     if len(plans) > args.top:
         print(f"... {len(plans) - args.top} more (--top)")
     return 0

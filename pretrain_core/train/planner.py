@@ -23,8 +23,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from itertools import product
+from typing import Any, Literal, get_args
 
-from pretrain_core.train.config import TrainConfig
+from pretrain_core.train.config import MODEL_PRESETS, TrainConfig
 from pretrain_core.train.flops import flops_per_token
 from pretrain_core.train.layout import (
     LOOPED_SCHEDULES,
@@ -44,6 +45,8 @@ HEAD_WIDTHS = 3  # the final norm's input and output and the embedding's output,
 SCORE_COPIES = 3  # context-parallel attention: scores, masked scores, exponentials (fp32)
 DEFAULT_GPU_MEMORY_GIB = 80.0
 HEADROOM = 0.9  # the allocator's fragmentation, CUDA context and NCCL buffers take the rest
+MAX_GPUS = 4096  # the most `fewest_gpus` tries, as `train.nnodes` x 8 allows
+Strategy = Literal["ddp", "fsdp"]
 
 
 @dataclass(frozen=True)
@@ -75,7 +78,7 @@ class Candidate:
     activation_checkpointing: bool
     schedule: PipelineSchedule = "1f1b"
     microbatches: int = 1  # pipeline microbatches per micro-batch
-    strategy: str = "fsdp"
+    strategy: Strategy = "fsdp"
 
     @property
     def stages_per_rank(self) -> int:
@@ -212,14 +215,26 @@ def candidates(workload: Workload, gpus: int, hardware: Hardware) -> list[Candid
             continue
         per_replica = workload.global_batch // layout.dp
         schedules: list[PipelineSchedule] = ["1f1b"] if pp == 1 else ["1f1b", "interleaved-1f1b"]
-        for accum, schedule, checkpointing in product(_divisors(per_replica), schedules, (False, True)):
+        for accum, schedule, checkpointing, strategy in product(
+            _divisors(per_replica), schedules, (False, True), _strategies(layout)
+        ):
             micro = per_replica // accum
             # a pipeline runs one sequence per microbatch: the smallest bubble for the batch
-            candidate = Candidate(layout, micro, accum, checkpointing, schedule, micro if pp > 1 else 1)
+            candidate = Candidate(layout, micro, accum, checkpointing, schedule, micro if pp > 1 else 1, strategy)
             if pp > 1 and (pipeline_problems(workload.n_layer, pp, schedule, None, micro, micro, None)):
                 continue
             found.append(candidate)
     return found
+
+
+def _strategies(layout: Layout) -> tuple[Strategy, ...]:
+    """The data-parallel wrappers the trainer runs a layout with: one replica needs none (ddp, the default, is a
+    no-op there); tensor or pipeline parallelism beside data parallelism needs FSDP's mesh; else either."""
+    if layout.dp == 1:
+        return ("ddp",)
+    if layout.tp > 1 or layout.pp > 1:
+        return ("fsdp",)
+    return get_args(Strategy)
 
 
 def plan(workload: Workload, gpus: int, hardware: Hardware | None = None) -> list[Plan]:
@@ -227,9 +242,9 @@ def plan(workload: Workload, gpus: int, hardware: Hardware | None = None) -> lis
     checkpointing choice the largest micro-batch that fits."""
     hardware = hardware or Hardware()
     budget = hardware.gpu_memory_gib * GIB * HEADROOM
-    best: dict[tuple[Layout, str, bool], Plan] = {}
+    best: dict[tuple[Layout, str, bool, str], Plan] = {}
     for candidate in candidates(workload, gpus, hardware):
-        key = (candidate.layout, candidate.schedule, candidate.activation_checkpointing)
+        key = (candidate.layout, candidate.schedule, candidate.activation_checkpointing, candidate.strategy)
         if key in best:
             continue  # a larger micro-batch of this layout already fits
         memory = estimate_memory(workload, candidate)
@@ -244,12 +259,60 @@ def relative_step_times(plans: list[Plan]) -> list[float]:
 
 
 def smallest_fit(workload: Workload, gpus: int, hardware: Hardware) -> float:
-    """GiB per GPU the least hungry layout needs: what to name when none fits."""
+    """GiB per GPU the least hungry layout needs (one sequence per micro-batch at most, checkpointed): what to
+    name when none fits."""
     fewest = min(
         (estimate_memory(workload, candidate).peak for candidate in candidates(workload, gpus, hardware)),
         default=math.inf,
     )
     return fewest / GIB / HEADROOM
+
+
+def fewest_gpus(workload: Workload, hardware: Hardware, more_than: int = 1) -> int | None:
+    """The fewest GPUs of ``hardware``'s memory on which some layout fits ``workload``: powers of two above
+    ``more_than`` up to `MAX_GPUS`, whole nodes past one node (None: not even then)."""
+    gpus = 1
+    while gpus <= MAX_GPUS:
+        if gpus > more_than and plan(workload, gpus, hardware):
+            return gpus
+        gpus *= 2
+    return None
+
+
+def largest_preset_that_fits(workload: Workload, gpus: int, hardware: Hardware) -> str | None:
+    """The largest model preset that fits ``gpus`` GPUs at ``workload``'s sequence length, batch and vocabulary
+    (None: not even the smallest)."""
+    fitting = [
+        name
+        for name, (n_layer, n_head, d_model) in MODEL_PRESETS.items()
+        if plan(Workload(n_layer, n_head, d_model, workload.vocab_size, workload.seq_len, workload.global_batch,
+                         workload.precision), gpus, hardware)
+    ]  # fmt: skip
+    sizes = {name: Workload(*MODEL_PRESETS[name], workload.vocab_size, 1, 1).params() for name in fitting}
+    return max(fitting, key=sizes.__getitem__, default=None)
+
+
+def settings_of(candidate: Candidate, gpus_per_node: int) -> dict[str, Any]:
+    """The `train.*` settings that run ``candidate`` (what `candidate_of` reads back): the launch over nodes of
+    ``gpus_per_node``, the strategy, the degrees, the batch split and the pipeline's schedule."""
+    layout = candidate.layout
+    nodes = -(-layout.world_size // gpus_per_node)
+    while layout.world_size % nodes:  # a GPU count that no number of full nodes gives: fewer per node
+        nodes += 1
+    settings: dict[str, Any] = {
+        "nnodes": nodes,
+        "nproc_per_node": layout.world_size // nodes,
+        "strategy": candidate.strategy,
+        "pipeline_parallel": layout.pp,
+        "context_parallel": layout.cp,
+        "tensor_parallel": layout.tp,
+        "micro_batch_size": candidate.micro_batch_size,
+        "grad_accum_steps": candidate.grad_accum_steps,
+        "activation_checkpointing": candidate.activation_checkpointing,
+    }
+    if layout.pp > 1:
+        settings |= {"pipeline_schedule": candidate.schedule, "pipeline_microbatches": candidate.microbatches}
+    return settings
 
 
 def workload_of(config: TrainConfig, vocab_size: int) -> Workload:

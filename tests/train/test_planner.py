@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 import pytest
 
 from pretrain_cli.main import main
-from pretrain_core.train.config import TrainConfig
+from pretrain_core.config import load_config
+from pretrain_core.train.config import MODEL_PRESETS, TrainConfig
 from pretrain_core.train.layout import Layout
 from pretrain_core.train.memory_probe import measure_peak_memory
 from pretrain_core.train.planner import (
@@ -19,6 +19,7 @@ from pretrain_core.train.planner import (
     check_fits,
     estimate_memory,
     plan,
+    settings_of,
     workload_of,
 )
 
@@ -54,23 +55,33 @@ def test_checkpointing_and_pipelines_cut_the_activations_the_estimate_counts() -
     assert fsdp.optimizer == ddp.optimizer // 8
 
 
-def test_every_planned_layout_is_one_the_trainer_accepts(tiny_config: Callable[..., TrainConfig]) -> None:
+def test_every_planned_row_s_set_line_configures_that_layout(capsys: pytest.CaptureFixture[str]) -> None:
+    """Each row's --set line, read by the pipeline config as `pretrain train` reads it, gives back the row's layout,
+    strategy and batch split (ddp and fsdp rows alike), and the trainer's memory estimate of that config is the
+    row's."""
+    arguments = ["plan", "--model", "tiny", "--gpus", "4", "--global-batch", "16", "--seq-len", "32",
+                 "--vocab-size", "8000", "--precision", "fp32", "--gpu-memory-gib", "1", "--top", "100"]  # fmt: skip
+    assert main(arguments) == 0
+    lines = capsys.readouterr().out.splitlines()
+    set_lines = [line.split() for line in lines if line.startswith("    --set ")]
     workload = Workload(4, 4, 128, 8000, 32, 16, "fp32")
     plans = plan(workload, 4, Hardware(gpu_memory_gib=1.0))
+    assert len(set_lines) == len(plans) and {found.candidate.strategy for found in plans} == {"ddp", "fsdp"}
     layouts = {(p.candidate.layout.pp, p.candidate.layout.cp, p.candidate.layout.tp) for p in plans}
     assert {(1, 1, 1), (2, 1, 1), (1, 2, 1), (1, 1, 2)} <= layouts
-    for found in plans:
-        candidate = found.candidate
-        config = tiny_config(
-            model=None, n_layer=4, n_head=4, d_model=128, seq_len=32, nproc_per_node=4, backend="gloo",
-            micro_batch_size=candidate.micro_batch_size, grad_accum_steps=candidate.grad_accum_steps,
-            pipeline_parallel=candidate.layout.pp, context_parallel=candidate.layout.cp,
-            tensor_parallel=candidate.layout.tp, strategy="fsdp", pipeline_schedule=candidate.schedule,
-            pipeline_microbatches=candidate.microbatches if candidate.layout.pp > 1 else None,
-            activation_checkpointing=candidate.activation_checkpointing,
-        )  # fmt: skip
+    for found, words in zip(plans, set_lines, strict=True):
+        config = load_config(None, [word for word in words if word != "--set"]).train
+        assert candidate_of(config) == found.candidate
         assert config.tokens_per_step == workload.global_batch * workload.seq_len
         assert estimate_memory(workload_of(config, 8000), candidate_of(config)) == found.memory
+
+
+def test_settings_spread_many_gpus_over_whole_nodes() -> None:
+    candidate = Candidate(Layout(32, tp=8), 1, 4, False, strategy="fsdp")
+    assert settings_of(candidate, gpus_per_node=8)["nnodes"] == 4
+    assert settings_of(candidate, gpus_per_node=8)["nproc_per_node"] == 8
+    odd = settings_of(Candidate(Layout(12), 1, 1, False), gpus_per_node=8)
+    assert odd["nnodes"] * odd["nproc_per_node"] == 12 and odd["nproc_per_node"] <= 8
 
 
 def test_a_run_whose_layout_cannot_fit_its_gpus_is_refused_with_the_estimate(
@@ -83,12 +94,24 @@ def test_a_run_whose_layout_cannot_fit_its_gpus_is_refused_with_the_estimate(
     assert check_fits(config.model_copy(update={"gpu_memory_gib": 80.0}), 32000).peak < 80 * 2**30
 
 
-def test_pretrain_plan_prints_the_layouts_that_fit_or_what_is_missing(capsys: pytest.CaptureFixture[str]) -> None:
+def test_pretrain_plan_prints_the_layouts_that_fit_or_what_would(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["plan", "--model", "760m", "--gpus", "8", "--global-batch", "64", "--top", "5"]) == 0
-    out = capsys.readouterr().out
-    lines = out.splitlines()
-    assert "pp x dp x cp x tp" in lines[1] and len(lines) == 2 + 5 + 1  # title, header, 5 rows, "... more"
+    lines = capsys.readouterr().out.splitlines()
+    assert "pp x dp x cp x tp" in lines[1] and "strategy" in lines[1]
+    assert len(lines) == 2 + 2 * 5 + 1  # title, header, 5 rows each with its --set line, "... more"
     assert lines[2].split()[-1] == "1.00"  # fastest first
-    arguments: list[Any] = ["plan", "--model", "2b-deep", "--gpus", "2", "--gpu-memory-gib", "8"]
-    assert main(arguments) == 1
-    assert "no layout fits: the least hungry needs about" in capsys.readouterr().out
+    assert lines[3].strip().startswith("--set train.model=760m") and "--set train.strategy=" in lines[3]
+    assert main(["plan", "--model", "2b-deep", "--gpus", "2", "--gpu-memory-gib", "8"]) == 1
+    out = capsys.readouterr().out
+    assert "no layout fits: the least hungry" in out
+    more = int(out.split("--gpus ")[1].split()[0])
+    preset = out.split("--model ")[1].split()[0]
+    workload = Workload(*MODEL_PRESETS["2b-deep"], 32000, 2048, 256)
+    hardware = Hardware(gpu_memory_gib=8)
+    assert plan(workload, more, hardware) and not plan(workload, more // 2, hardware)  # the fewest that fit
+    bigger = [name for name, shape in MODEL_PRESETS.items() if Workload(*shape, 32000, 1, 1).params() >
+              Workload(*MODEL_PRESETS[preset], 32000, 1, 1).params()]  # fmt: skip
+    assert plan(Workload(*MODEL_PRESETS[preset], 32000, 2048, 256), 2, hardware)
+    assert not any(plan(Workload(*MODEL_PRESETS[name], 32000, 2048, 256), 2, hardware) for name in bigger)
+    assert main(["plan", "--model", "tiny", "--gpus", "1"]) == 0
+    assert "1 GPU of 80 GiB" in capsys.readouterr().out
