@@ -11,6 +11,7 @@ import hashlib
 import json
 import subprocess
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +35,14 @@ class ShardRecord(BaseModel):
     bytes_out: int = 0
     seconds: float = 0.0
 
+    def relative_to(self, base: str) -> ShardRecord:
+        """This record as written under the folder ``base``: URLs within the build relative to it."""
+        return self.model_copy(update=_urls_moved(self, lambda url: storage.relative_to(url, base)))
+
+    def resolved(self, base: str) -> ShardRecord:
+        """This record as read from under ``base``: its relative URLs made whole again."""
+        return self.model_copy(update=_urls_moved(self, lambda url: storage.resolved(url, base)))
+
 
 class StageManifest(BaseModel):
     """The whole stage: the aggregate of its shard records plus anything the stage fitted globally."""
@@ -55,6 +64,15 @@ class StageManifest(BaseModel):
     artifacts: dict[str, str] = Field(default_factory=dict)  # name -> URL of what the stage fitted
     facts: dict[str, str] = Field(default_factory=dict)  # identities of fitted state, e.g. tokenizer_sha256
     fit_seconds: float = 0.0  # wall time of the stage's fit and the shared fits it uses, when they ran
+
+
+def _urls_moved(model: ShardRecord | StageManifest, move: Callable[[str], str]) -> dict[str, Any]:
+    """The URL fields of a record or manifest, each URL passed through ``move``."""
+    update: dict[str, Any] = {"inputs": [move(u) for u in model.inputs], "outputs": [move(u) for u in model.outputs]}
+    if isinstance(model, StageManifest):
+        update["artifacts"] = {name: move(url) for name, url in model.artifacts.items()}
+        update["shards"] = [record.model_copy(update=_urls_moved(record, move)) for record in model.shards]
+    return update
 
 
 def config_hash(stage: str, config: Any, upstream: str = "") -> str:
@@ -128,9 +146,15 @@ def aggregate(
     )
 
 
-def write_manifest(url: str, manifest: BaseModel) -> None:
-    storage.write_json(url, manifest.model_dump(mode="json"))
+def write_manifest(url: str, manifest: StageManifest) -> None:
+    """Written with URLs within the build relative to the manifest's folder (`storage.relative_to`)."""
+    base = url.rsplit("/", 1)[0]
+    moved = manifest.model_copy(update=_urls_moved(manifest, lambda u: storage.relative_to(u, base)))
+    storage.write_json(url, moved.model_dump(mode="json"))
 
 
 def read_manifest(url: str) -> StageManifest:
-    return StageManifest.model_validate(storage.read_json(url))
+    """A manifest with its relative URLs resolved against where it lies now, wherever the build was written."""
+    base = url.rsplit("/", 1)[0]
+    manifest = StageManifest.model_validate(storage.read_json(url))
+    return manifest.model_copy(update=_urls_moved(manifest, lambda u: storage.resolved(u, base)))

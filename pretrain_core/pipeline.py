@@ -297,7 +297,8 @@ class CorpusPipeline:
         artifacts = fit(artifact_dir)
         seconds = round(time.perf_counter() - started + (map_seconds(name) if map_seconds else 0.0), 3)
         digests = {key: storage.sha256(url) for key, url in artifacts.items()}
-        marker = {"config_hash": hash_, "artifacts": artifacts, "sha256": digests, "seconds": seconds}
+        relative = {key: storage.relative_to(url, artifact_dir) for key, url in artifacts.items()}
+        marker = {"config_hash": hash_, "artifacts": relative, "sha256": digests, "seconds": seconds}
         storage.write_json(storage.join(artifact_dir, FIT_MARKER), marker)
         return artifacts
 
@@ -407,7 +408,7 @@ def _finished_fit(artifact_dir: str, hash_: str) -> dict[str, str] | None:
     if not storage.exists(marker):
         return None
     done = storage.read_json(marker)
-    artifacts: dict[str, str] = done["artifacts"]
+    artifacts = {key: storage.resolved(url, artifact_dir) for key, url in done["artifacts"].items()}
     if done["config_hash"] != hash_ or "sha256" not in done or not all(storage.exists(u) for u in artifacts.values()):
         return None  # another config's fit, one from before digests were recorded, or a lost artifact: refit
     for key, url in artifacts.items():

@@ -87,7 +87,7 @@ def finished_record(job: ShardJob) -> ShardRecord | None:
     """The shard's record if it finished under the same config and its outputs are still there."""
     if not storage.exists(job.record_url):
         return None
-    record = ShardRecord.model_validate(storage.read_json(job.record_url))
+    record = ShardRecord.model_validate(storage.read_json(job.record_url)).resolved(job.output_root)
     if record.config_hash != job.config_hash or not all(storage.exists(url) for url in record.outputs):
         return None
     return record
@@ -129,7 +129,7 @@ def commit_shard(
         bytes_out=_text_bytes(kept),
         seconds=round(time.perf_counter() - started, 3),
     )
-    storage.write_json(job.record_url, record.model_dump(mode="json"))
+    storage.write_json(job.record_url, record.relative_to(job.output_root).model_dump(mode="json"))
     return record
 
 

@@ -13,6 +13,7 @@ import hashlib
 import io
 import json
 import os
+import posixpath
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -125,6 +126,52 @@ def join(base: str, *parts: str) -> str:
     for part in parts:
         out = f"{out}/{part.strip('/')}"
     return out
+
+
+def _split_location(url: str) -> tuple[str, str]:
+    """(scheme with its '://' or '' for a local path, the path: absolute for local files, as given elsewhere)."""
+    if "://" not in url:
+        return "", os.path.abspath(url)
+    scheme, path = url.split("://", 1)
+    if scheme == "file":
+        return "", os.path.abspath(path)
+    return f"{scheme}://", "/" + path.lstrip("/")
+
+
+def relative_to(url: str, base: str) -> str:
+    """``url`` as ``./x`` or ``../x`` relative to the folder ``base`` when it lies on the same store within base's
+    parent (a stage's own outputs, its sibling stages' and its fits'), else as given: what a record written under
+    ``base`` stores, so the build root it belongs to can be moved, copied or synced and still be read."""
+    url_scheme, url_path = _split_location(url)
+    base_scheme, base_path = _split_location(base)
+    if url_scheme != base_scheme or (url_scheme and url_path.split("/")[1:2] != base_path.split("/")[1:2]):
+        return url  # another store or bucket
+    relative = posixpath.relpath(url_path, base_path)
+    if relative.startswith("../.."):
+        return url  # outside the build (a source file, another build's index)
+    return relative if relative.startswith("..") else f"./{relative}"
+
+
+def resolved(url: str, base: str) -> str:
+    """The inverse of `relative_to`: a ``./`` or ``../`` path read from a record under ``base`` made a URL beside
+    base; any other URL (absolute, another store, a record written before records were relative) as it is."""
+    if not url.startswith(("./", "../")):
+        return url
+    scheme = base.split("://", 1)[0] + "://" if "://" in base else ""
+    path = base.split("://", 1)[1] if scheme else base
+    return scheme + posixpath.normpath(posixpath.join(path, url))
+
+
+def moved(url: str, old_base: str, new_base: str) -> str:
+    """Where ``url`` lies now that what held it at ``old_base`` lies at ``new_base`` (a build root moved, copied
+    or synced): the same path relative to the base, on new_base's store. ``url`` itself when the base has not moved
+    or when url and old_base are not on one store (nothing relative to carry over)."""
+    if _split_location(old_base) == _split_location(new_base) or protocol_of(url) != protocol_of(old_base):
+        return url
+    relative = posixpath.relpath(_split_location(url)[1], _split_location(old_base)[1])
+    scheme, path = new_base.split("://", 1) if "://" in new_base else ("", new_base)
+    joined = posixpath.normpath(posixpath.join(path, relative))
+    return f"{scheme}://{joined}" if scheme else joined
 
 
 def exists(url: str) -> bool:

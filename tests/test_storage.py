@@ -133,3 +133,27 @@ def test_parts_file_reads_each_part_alone(tmp_path: Path, scheme: str, request: 
         assert [storage.read_parquet_part(url, i).num_rows for i in range(2)] == [rewritten[0].num_rows, 0]
     finally:
         storage.set_storage_options("s3")
+
+
+@pytest.mark.parametrize(
+    ("base", "url", "relative"),
+    [
+        ("runs/a/corpus/clean", "runs/a/corpus/clean/data/x.parquet", "./data/x.parquet"),
+        ("runs/a/corpus/clean", "runs/a/corpus/ingest/data/x.parquet", "../ingest/data/x.parquet"),
+        ("s3://bucket/a/corpus/clean", "s3://bucket/a/corpus/ingest/data/x", "../ingest/data/x"),
+        ("runs/a/corpus/ingest", "/srv/sources/x.jsonl.gz", "/srv/sources/x.jsonl.gz"),  # outside the build
+        ("s3://bucket/a/corpus/clean", "s3://other/a/corpus/ingest/x", "s3://other/a/corpus/ingest/x"),
+        ("s3://bucket/a/corpus/clean", "/tmp/x", "/tmp/x"),
+    ],
+)
+def test_records_hold_urls_within_the_build_relative_to_where_they_lie(base: str, url: str, relative: str) -> None:
+    assert storage.relative_to(url, base) == relative
+    moved = base.replace("a/corpus", "b/copied/corpus")
+    expected = url.replace("a/corpus", "b/copied/corpus") if relative.startswith(".") else url
+    assert storage.resolved(relative, moved) == expected
+
+
+def test_a_url_recorded_beside_a_run_follows_the_run_when_it_moves() -> None:
+    then, now = "outputs/demo/train/corpus-1", "s3://bucket/copy/train/corpus-1"
+    assert storage.moved("outputs/demo/corpus/tokenize", then, now) == "s3://bucket/copy/corpus/tokenize"
+    assert storage.moved("outputs/demo/corpus/tokenize", then, then) == "outputs/demo/corpus/tokenize"

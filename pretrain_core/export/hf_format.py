@@ -17,6 +17,7 @@ import sentencepiece as spm
 import torch
 from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
+from sentencepiece import sentencepiece_model_pb2
 
 from pretrain_core import storage
 from pretrain_core.train.checkpoint import TOKENIZER_FILE
@@ -100,6 +101,12 @@ def hf_state(model: GPT) -> dict[str, torch.Tensor]:
     return {name: tensor.detach().to("cpu", torch.float32).contiguous() for name, tensor in state.items()}
 
 
+def adds_dummy_prefix(tokenizer_proto: bytes) -> bool:
+    """Whether the SentencePiece model puts a "▁" before a text's first word (its normalizer's add_dummy_prefix)."""
+    spec = sentencepiece_model_pb2.ModelProto.FromString(tokenizer_proto).normalizer_spec  # type: ignore[attr-defined]
+    return bool(spec.add_dummy_prefix)
+
+
 def write(model: GPT, tokenizer_proto: bytes, output_url: str, provenance: dict[str, Any]) -> list[str]:
     """Write the directory; returns its file names. Refuses a model `hf_problems` names."""
     problems = hf_problems(model.args)
@@ -108,8 +115,12 @@ def write(model: GPT, tokenizer_proto: bytes, output_url: str, provenance: dict[
     tokenizer = spm.SentencePieceProcessor(model_proto=tokenizer_proto)
     storage.write_bytes(storage.join(output_url, WEIGHTS_FILE), save_tensors(hf_state(model), {"format": "pt"}))
     storage.write_bytes(storage.join(output_url, TOKENIZER_FILE), tokenizer_proto)
+    # LlamaTokenizer puts a "▁" before the first word unless add_prefix_space is off; SentencePiece does so only
+    # when the model says add_dummy_prefix (ours do not: a text's ids do not depend on where it starts).
+    # transformers 4.x's fast tokenizer honours the flag only when rebuilt from the SentencePiece model (from_slow).
     storage.write_json(storage.join(output_url, TOKENIZER_CONFIG), {
         "tokenizer_class": "LlamaTokenizer", "add_bos_token": False, "add_eos_token": False, "legacy": False,
+        "add_prefix_space": adds_dummy_prefix(tokenizer_proto), "from_slow": True,
         "model_max_length": model.args.max_seq_len,
     })  # fmt: skip
     storage.write_json(storage.join(output_url, CONFIG_FILE), hf_config(model.args, tokenizer, provenance))

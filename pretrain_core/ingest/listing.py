@@ -7,6 +7,8 @@ copying it to S3, keeps every document id.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import os
 from dataclasses import dataclass
 from typing import Any
@@ -94,3 +96,28 @@ def sources_bytes(sources: list[SourceConfig]) -> int:
 
 def _hidden(rel: str) -> bool:
     return any(part.startswith(".") for part in rel.split("/"))
+
+
+SAMPLED_BYTES = 4096  # read from each end of a file for its identity
+
+
+def source_identity(source: SourceConfig) -> str:
+    """A digest of what the source holds: each file's path relative to the source base, its size, and the sha256
+    of its first and last 4 KiB. What ingest's outputs depend on instead of where the files lie, so a build keeps
+    its stage hashes when the corpus or the checkout moves, is re-mounted or copied to S3; an edit that keeps a
+    file's size and both ends is the one change it misses (a rebuild after one: delete ingest's manifest)."""
+    return _identity(source.model_dump_json())
+
+
+@functools.lru_cache(maxsize=256)
+def _identity(source_json: str) -> str:
+    source = SourceConfig.model_validate_json(source_json)
+    digest = hashlib.sha256()
+    for file in list_source_files(source):
+        fs, path = storage.filesystem(file.url)
+        with fs.open(path, "rb") as handle:
+            head = handle.read(SAMPLED_BYTES)
+            handle.seek(max(file.size - SAMPLED_BYTES, len(head)))
+            tail = handle.read(SAMPLED_BYTES)
+        digest.update(f"{file.rel}\0{file.size}\0".encode() + hashlib.sha256(head + tail).digest())
+    return digest.hexdigest()

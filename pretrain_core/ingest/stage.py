@@ -22,7 +22,7 @@ from pretrain_core import schema, storage
 from pretrain_core.ingest.code_tree import read_code_file
 from pretrain_core.ingest.config import IngestConfig, SourceConfig
 from pretrain_core.ingest.jsonl import read_jsonl
-from pretrain_core.ingest.listing import SourceFile, list_source_files, relative_path, source_base
+from pretrain_core.ingest.listing import SourceFile, list_source_files, relative_path, source_base, source_identity
 from pretrain_core.ingest.parquet import read_parquet
 from pretrain_core.ingest.records import INVALID_UTF8, TOO_LARGE, RawDoc
 from pretrain_core.ingest.sniff import RECORD_FORMATS, content_format
@@ -226,5 +226,10 @@ def _preview(text: str, cfg: IngestConfig) -> str:
 
 
 def settings_of(cfg: PipelineConfig) -> dict[str, Any]:
-    """What ingest's outputs depend on: the sources and the ingest settings (the stage registry's hook)."""
-    return {"sources": [s.model_dump(mode="json") for s in cfg.sources], "ingest": cfg.ingest}
+    """What ingest's outputs depend on: each source's settings with what its files hold in place of where they lie
+    (`source_identity`), and the ingest settings (the stage registry's hook)."""
+    sources = [
+        {**source.model_dump(mode="json", exclude={"path"}), "content": source_identity(source)}
+        for source in cfg.sources
+    ]
+    return {"sources": sources, "ingest": cfg.ingest}

@@ -96,13 +96,21 @@ def latest_checkpoint(output_url: str) -> str | None:
 
 
 def resolve_checkpoint(url: str) -> str:
-    """A checkpoint directory as is; a training output directory resolves to its latest complete checkpoint."""
+    """A checkpoint directory as is; a training output directory resolves to its latest complete checkpoint, and
+    a folder of training outputs (`<root>/train`, one `corpus-<hash>` run per corpus build) to its run's when it
+    holds one run with checkpoints (several: an error naming each)."""
     if storage.exists(storage.join(url, MANIFEST)):
         return url
     latest = latest_checkpoint(url)
-    if latest is None:
-        raise FileNotFoundError(f"{url} is neither a complete checkpoint nor a training output with one")
-    return latest
+    if latest is not None:
+        return latest
+    runs = [(run, found) for run in storage.list_dirs(url) if (found := latest_checkpoint(run)) is not None]
+    if len(runs) == 1:
+        return runs[0][1]
+    if runs:
+        named = ", ".join(f"{run} (step {int(found.rsplit('-', 1)[-1])})" for run, found in runs)
+        raise ValueError(f"{url} holds {len(runs)} training runs: name one of {named}")
+    raise FileNotFoundError(f"{url} is neither a complete checkpoint nor a training output with one")
 
 
 def _rng_file(rank: int) -> str:
@@ -338,7 +346,17 @@ def prune_as_configured(output_url: str, config: dict[str, Any]) -> list[int]:
 
 
 def read_meta(url: str) -> dict[str, Any]:
+    """A checkpoint's meta; when its run has been moved, copied or synced since (with the build root around it),
+    the token shards and tokenizer it names are looked up where they lie relative to the run now, if they are
+    there."""
     meta: dict[str, Any] = storage.read_json(storage.join(url, "meta.json"))
+    config = meta.get("config", {})
+    run_then, run_now = config.get("output_url"), url.rstrip("/").rsplit("/checkpoints/", 1)[0]
+    if run_then is None or run_now == url.rstrip("/"):
+        return meta  # a checkpoint outside a run's checkpoints/ folder: nothing to relocate by
+    for holder, key in ((config, "tokens_url"), (config, "tokenizer_url"), (meta, "tokenizer_url")):
+        if holder.get(key) and storage.exists(there := storage.moved(holder[key], run_then, run_now)):
+            holder[key] = there
     return meta
 
 
