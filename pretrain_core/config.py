@@ -11,7 +11,9 @@ import difflib
 import functools
 import hashlib
 import json
+import math
 import os
+import re
 from collections.abc import Callable, Iterator
 from importlib import resources
 from pathlib import Path
@@ -201,11 +203,22 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
                 raise ConfigError(f"override {item!r}: {part!r} is not a section")
             node = child
         try:
-            node[parts[-1]] = yaml.safe_load(value)
+            node[parts[-1]] = _number_or_yaml(value)
         except yaml.YAMLError as exc:
             problem = getattr(exc, "problem", None) or "not valid YAML"
             raise ConfigError(f"override {item!r}: the value is not valid YAML ({problem})") from None
     return out
+
+
+# YAML 1.1 (PyYAML) reads 1e32 and 2e5 as strings (a float there needs a dot): on the command line they mean numbers.
+_EXPONENT_NUMBER = re.compile(r"[-+]?(\d+\.?\d*|\.\d+)[eE][-+]?\d+")
+
+
+def _number_or_yaml(value: str) -> Any:
+    """An override's value: a number in exponent notation as a float, anything else as YAML parses it."""
+    if _EXPONENT_NUMBER.fullmatch(value.strip()):
+        return float(value)
+    return yaml.safe_load(value)
 
 
 def _resolve_source_paths(sources: Any, base_dir: Path) -> None:
@@ -224,10 +237,35 @@ def format_validation_error(error: ValidationError) -> str:
         if item["type"] == "extra_forbidden":
             message = "unknown key" + _nearest_keys(key)
         elif item["type"] == "finite_number":
-            shown = "NaN" if item["input"] != item["input"] else "infinity"  # NaN is the one value unequal to itself
+            shown = "NaN" if math.isnan(float(item["input"])) else "infinity"
             message = f"{shown} is refused: give a finite number"
+        given = item.get("input")
+        if item["type"] != "extra_forbidden" and not isinstance(given, dict | list):
+            message += f" (given: {given!r}{_accepted(item['loc'])})"
         lines.append(f"  {key}: {message}")
     return "invalid pipeline config:\n" + "\n".join(lines)
+
+
+def _accepted(loc: tuple[int | str, ...]) -> str:
+    """ "; accepted: ..." for the number at ``loc``: its kind and bounds, as its field declares them ('' for other
+    settings and for locations that name no field of a section, such as an item of a list)."""
+    model: Any = PipelineConfig
+    field = None
+    for part in loc:
+        fields = getattr(model, "model_fields", None)
+        if not isinstance(part, str) or fields is None or part not in fields:
+            return ""
+        field = fields[part]
+        model = field.annotation
+    if field is None or field.annotation not in (int, float):
+        return ""  # pydantic's own message lists a choice's values; other types have no bounds to name
+    bounds = [f"{op} {getattr(m, name)}" for m in field.metadata for name, op in _BOUNDS if hasattr(m, name)]
+    return f"; accepted: {'an integer' if field.annotation is int else 'a number'}" + (
+        f" {' and '.join(bounds)}" if bounds else ""
+    )
+
+
+_BOUNDS = (("ge", ">="), ("gt", ">"), ("le", "<="), ("lt", "<"))
 
 
 def _nearest_keys(key: str) -> str:

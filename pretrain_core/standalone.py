@@ -18,6 +18,7 @@ import pyarrow.parquet as pq
 
 from pretrain_core import schema, storage
 from pretrain_core.config import PipelineConfig
+from pretrain_core.config_base import ConfigError
 from pretrain_core.ingest.config import SourceConfig
 from pretrain_core.ingest.languages import language_of
 from pretrain_core.ingest.listing import is_glob, list_source_files
@@ -61,14 +62,26 @@ def conform(table: pa.Table, target: pa.Schema) -> pa.Table:
     return pa.Table.from_arrays(columns, schema=target)
 
 
+# Columns only our ingestion writes (raw datasets often have `id` and `text`, seldom these): an input holding most of
+# them is meant as a stage's shard, and one that lacks the rest is refused rather than re-ingested as raw text.
+_PIPELINE_COLUMNS = frozenset(schema.INGEST.names) - {"id", "text"}
+
+
 def _is_ingested(url: str) -> bool:
-    """A Parquet shard written by our ingestion (or any later stage), as opposed to a raw Parquet file."""
+    """A Parquet shard written by our ingestion (or any later stage), as opposed to a raw Parquet file; a file
+    with most of the contract's own columns but not all is refused, naming what it lacks."""
     if not url.endswith(".parquet"):
         return False
     fs, path = storage.filesystem(url)
     with fs.open(path, "rb") as handle:
         names = set(pq.read_schema(handle).names)
-    return set(schema.INGEST.names) <= names
+    missing = [name for name in schema.INGEST.names if name not in names]
+    if missing and 2 * len(_PIPELINE_COLUMNS & names) > len(_PIPELINE_COLUMNS):
+        raise ConfigError(
+            f"{url} has the contract's columns {sorted(_PIPELINE_COLUMNS & names)} but lacks {missing}: a stage's "
+            "shard needs every column of docs/schema.md (a raw table needs none of them, only a text column)"
+        )
+    return not missing
 
 
 _TEXT_SUFFIXES = (".txt", ".text", ".md", ".rst")

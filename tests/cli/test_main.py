@@ -268,3 +268,21 @@ def test_missing_credentials_are_one_line_saying_what_to_set(tmp_path: Path, s3_
     last = done.stderr.strip().splitlines()[-1]
     assert last.startswith("pretrain: no usable credentials for s3://pretrain-test/out: set AWS_ACCESS_KEY_ID")
     assert "Traceback" not in done.stderr and "Starting temporary server" not in done.stderr  # refused before Prefect
+
+
+def test_a_table_with_some_contract_columns_but_not_all_is_refused_naming_them(
+    tmp_path: Path, real_texts: list[str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A shard that lost `licence` (written by an older build, or edited) is not re-read as raw text with new ids."""
+    rows = len(real_texts)
+    shard = {"id": [f"d{i}" for i in range(rows)], "text": real_texts, "source": ["s"] * rows,
+             "domain": ["general"] * rows, "location": [f"f:{i}" for i in range(rows)],
+             "code_language": [None] * rows}  # fmt: skip
+    path = tmp_path / "shard.parquet"
+    storage.write_parquet(str(path), pa.table(shard))
+    assert main(["stage", "clean", "--input", str(path), "--output", str(tmp_path / "out")]) == 2
+    errors = [line for line in capsys.readouterr().err.splitlines() if line.startswith("pretrain:")]
+    assert len(errors) == 1 and "lacks ['licence']" in errors[0] and str(path) in errors[0]
+    raw = tmp_path / "raw.parquet"  # a raw dataset's usual columns: read as raw text, as before
+    storage.write_parquet(str(raw), pa.table({"id": shard["id"], "text": real_texts, "source": shard["source"]}))
+    assert main(["stage", "ingest", "--input", str(raw), "--output", str(tmp_path / "raw-out")]) == 0
