@@ -31,7 +31,10 @@ def add_model_commands(commands: Any) -> None:
     generate.add_argument("source", help=SOURCE_HELP)
     generate.add_argument("--prompt", required=True, help="the text to continue ('' starts a new document)")
     generate.add_argument("--json", action="store_true", help="print one JSON object (text, ids, log-probs)")
-    generate.add_argument("--threads", type=int, default=2, help="torch threads (default: 2)")
+    generate.add_argument(
+        "--threads", type=int, default=None,
+        help="torch threads (default: the cores other work leaves free now, sampled for 0.1 s)",
+    )  # fmt: skip
     add_config_flags(generate, GenerationConfig)
 
     evaluate = commands.add_parser(
@@ -111,12 +114,13 @@ def run_model_command(args: argparse.Namespace) -> int:
 def _generate(args: argparse.Namespace) -> int:
     import torch
 
+    from pretrain_core.cores import free_cores
     from pretrain_core.export.bundle import load_bundle
     from pretrain_core.generate.decode import generate
     from pretrain_core.generate.text_stream import TextStream
 
     settings = config_from_args(GenerationConfig, args)
-    torch.set_num_threads(args.threads)
+    torch.set_num_threads(args.threads or free_cores())
     bundle = load_bundle(args.source, "cuda" if torch.cuda.is_available() else "cpu")
     ids = bundle.tokenizer.encode(args.prompt)
     stream = TextStream(bundle.tokenizer, ids)

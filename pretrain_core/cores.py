@@ -21,6 +21,26 @@ def usable_cores(cgroup_root: Path = CGROUP_ROOT, proc_cgroup: Path = Path("/pro
     return max(1, cores)
 
 
+BUSY_SHARE = 0.5  # a core busier than this over the sample is taken
+
+
+def free_cores(sample_seconds: float = 0.1) -> int:
+    """Of the usable cores, how many other work leaves free now: those this process may run on that were busy
+    less than half of a short sample. What a latency-bound loop (token-by-token generation) should size its
+    threads by: torch's threads spin on a core another process holds and slow every step several-fold (measured
+    in docs/serving.md: 560 tokens/s on one thread against 96 on two with the other core taken)."""
+    import psutil
+
+    busy = psutil.cpu_percent(interval=sample_seconds, percpu=True)
+    allowed = os.sched_getaffinity(0) if hasattr(os, "sched_getaffinity") else set(range(len(busy)))
+    return max(1, min(idle_cores(busy, allowed), usable_cores()))
+
+
+def idle_cores(busy_percent: list[float], allowed: set[int]) -> int:
+    """How many of the ``allowed`` cores were busy less than `BUSY_SHARE` (percentages by core number)."""
+    return sum(1 for cpu in allowed if cpu < len(busy_percent) and busy_percent[cpu] < 100 * BUSY_SHARE)
+
+
 def _affinity_cores() -> int:
     process_cpu_count = getattr(os, "process_cpu_count", None)  # Python 3.13+: affinity-aware
     if process_cpu_count is not None:

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 
-from pretrain_core.cores import cgroup_cpu_quota, usable_cores
+from pretrain_core.cores import cgroup_cpu_quota, free_cores, idle_cores, usable_cores
 
 
 def _write(path: Path, text: str) -> None:
@@ -46,3 +49,23 @@ def test_without_cgroup_files_the_affinity_mask_decides(tmp_path: Path) -> None:
     if not hasattr(os, "sched_getaffinity"):
         pytest.skip("no CPU affinity on this platform")
     assert usable_cores(tmp_path, tmp_path / "missing") == len(os.sched_getaffinity(0))
+
+
+def test_idle_cores_counts_the_allowed_cores_under_half_busy() -> None:
+    assert idle_cores([10.0, 95.0, 49.0, 0.0], {0, 1, 2}) == 2
+    assert idle_cores([80.0, 60.0], {0, 1}) == 0
+    assert idle_cores([0.0], {0, 5}) == 1  # a core the sample does not list is not counted
+
+
+def test_free_cores_leaves_out_a_core_other_work_holds() -> None:
+    """A busy loop pinned to one usable core: that core is not among the free ones."""
+    cores = sorted(os.sched_getaffinity(0))
+    script = f"import os; os.sched_setaffinity(0, {{{cores[0]}}})\nwhile True: pass"
+    burner = subprocess.Popen([sys.executable, "-c", script])
+    try:
+        time.sleep(0.3)
+        assert free_cores(sample_seconds=0.5) <= max(1, len(cores) - 1)
+    finally:
+        burner.kill()
+        burner.wait()
+    assert 1 <= free_cores() <= usable_cores()
