@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from typing import Any, get_args
 
@@ -41,8 +42,9 @@ def add_model_commands(commands: Any) -> None:
         "evaluate",
         help="per-domain perplexity, bits per byte and samples of a checkpoint (the Prefect task's code)",
         description="Per-domain loss, perplexity and bits per byte of a checkpoint on the held-out splits of its token "
-        "shards, plus samples; writes eval.json beside it "
-        "and under <run>/evaluations/; an evaluated checkpoint returns its recorded result unless --reevaluate.",
+        "shards, zero-shot tasks, probes and samples; writes eval.json beside it and under <run>/evaluations/; an "
+        "evaluated checkpoint returns its recorded result unless --reevaluate. Progress by part and a summary go to "
+        "stderr, the whole result as JSON to stdout.",
     )
     evaluate.add_argument("source", help="a checkpoint directory or a training output (its latest checkpoint)")
     evaluate.add_argument("--tokens-url", help="token shards root (default: the ones it was trained on)")
@@ -163,7 +165,9 @@ def _generate(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from pretrain_core.evaluate.evaluator import evaluate_checkpoint
+    from tqdm import tqdm
+
+    from pretrain_core.evaluate.evaluator import evaluate_checkpoint, phases_of, summary_lines
 
     if args.long_context:
         return _long_context(args)
@@ -171,8 +175,25 @@ def _evaluate(args: argparse.Namespace) -> int:
         return _lm_eval(args)
 
     cfg = config_from_args(EvalConfig, args)
-    result = evaluate_checkpoint(args.source, args.tokens_url, args.tokenizer_url, cfg, args.reevaluate)
+    if not args.verbose:  # the bar shows the parts the evaluator logs
+        logging.getLogger("pretrain_core.evaluate.evaluator").setLevel(logging.WARNING)
+    with tqdm(total=len(phases_of(cfg)), unit="part", file=sys.stderr) as bar:
+
+        heard: list[str] = []
+
+        def on_phase(name: str) -> None:
+            heard.append(name)
+            bar.total = max(bar.total, bar.n + 1)  # a masked-objective model skips the generating parts
+            if bar.desc:
+                bar.update()
+            bar.set_description(name)
+
+        result = evaluate_checkpoint(args.source, args.tokens_url, args.tokenizer_url, cfg, args.reevaluate, on_phase)
+        bar.update(bar.total - bar.n)
     print(result.model_dump_json(indent=2))
+    print("\n".join(summary_lines(result)), file=sys.stderr)
+    if not heard:
+        print("  (an earlier evaluation's record: --reevaluate runs it again)", file=sys.stderr)
     return 0
 
 

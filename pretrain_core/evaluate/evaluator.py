@@ -12,6 +12,7 @@ import logging
 import math
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -267,8 +268,11 @@ def evaluate_checkpoint(
     tokenizer_url: str | None = None,
     cfg: EvalConfig | None = None,
     reevaluate: bool = False,
+    on_phase: Callable[[str], None] | None = None,
 ) -> EvalResult:
     """Evaluate a checkpoint (or the latest one under a training output) once, and record the result for good.
+    ``on_phase`` hears each part as it starts (`EVALUATION_PHASES`, those the settings ask for), for a progress
+    bar; each is logged too.
 
     The result goes to `eval.json` beside the checkpoint and to `<run>/evaluations/step-N.json`, which outlives
     the checkpoint; a failure is recorded as `step-N.failed.json` with its reason. Either record lets the run's
@@ -282,7 +286,7 @@ def evaluate_checkpoint(
     if previous is not None:
         return previous
     try:
-        result = _evaluate(url, tokens_url, tokenizer_url, cfg)
+        result = _evaluate(url, tokens_url, tokenizer_url, cfg, on_phase or (lambda phase: None))
     except Exception as error:
         failure = {"checkpoint_url": url, "step": step, "error": f"{type(error).__name__}: {error}"}
         storage.write_json(evaluation_url(run_of(url), step, failed=True), failure)
@@ -302,8 +306,25 @@ def _prune_after_evaluation(url: str) -> None:
         log.info("pruned checkpoints %s of %s (evaluated, beyond the ones kept)", deleted, run_of(url))
 
 
-def _evaluate(url: str, tokens_url: str | None, tokenizer_url: str | None, cfg: EvalConfig) -> EvalResult:
+def phases_of(cfg: EvalConfig, causal: bool = True) -> list[str]:
+    """The parts an evaluation under ``cfg`` runs, in order: what a progress bar counts."""
+    wanted = {"zero-shot tasks": causal and bool(cfg.zero_shot_items), "probes": causal and bool(cfg.probe_samples),
+              "long context": causal and bool(cfg.long_context_lengths), "samples": causal}  # fmt: skip
+    return [*(f"{split} split" for split in SPLITS), *(phase for phase in EVALUATION_PHASES if wanted.get(phase))]
+
+
+EVALUATION_PHASES = ("zero-shot tasks", "probes", "long context", "samples")
+
+
+def _evaluate(
+    url: str, tokens_url: str | None, tokenizer_url: str | None, cfg: EvalConfig, on_phase: Callable[[str], None]
+) -> EvalResult:
     started = time.perf_counter()
+
+    def phase(name: str) -> None:
+        log.info("evaluating %s: %s", url, name)
+        on_phase(name)
+
     torch.set_num_threads(cfg.num_threads)
     keep_freed_memory()
     model, meta = load_model(url, "cuda" if torch.cuda.is_available() else "cpu")
@@ -316,22 +337,32 @@ def _evaluate(url: str, tokens_url: str | None, tokenizer_url: str | None, cfg: 
     seq_len = int(meta["model_args"]["max_seq_len"])
     splits = {}
     for split in SPLITS:
+        phase(f"{split} split")
         sequences = load_sequences(tokens_url, split, seq_len)
         masking = masking_of(model.args, float(meta["config"].get("mask_rate", 0.15)))
         splits[split] = score_split(model, sequences, byte_lengths, cfg, masking)
     causal = model.args.causal  # a masked-objective model neither generates nor scores continuations
-    tasks = zero_shot_scores(model, tokenizer, tokens_url, cfg) if causal and cfg.zero_shot_items else {}
-    generation, probes = probe_generations(model, tokenizer, cfg) if causal and cfg.probe_samples else (None, None)
-    long_context = None
-    if causal and cfg.long_context_lengths:
+    wanted = phases_of(cfg, causal)
+    tasks, generation, probes, long_context, samples = {}, None, None, None, []
+    if "zero-shot tasks" in wanted:
+        phase("zero-shot tasks")
+        tasks = zero_shot_scores(model, tokenizer, tokens_url, cfg)
+    if "probes" in wanted:
+        phase("probes")
+        generation, probes = probe_generations(model, tokenizer, cfg)
+    if "long context" in wanted:
+        phase("long context")
         long_context, _ = evaluate_checkpoint_long_context(url, cfg.long_context_lengths, tokens_url=tokens_url)
+    if "samples" in wanted:
+        phase("samples")
+        samples = generate_samples(model, tokenizer, cfg)
     return EvalResult(
         checkpoint_url=url,
         step=int(meta["step"]),
         tokens_url=tokens_url,
         tokenizer_url=tokenizer_url,
         splits=splits,
-        samples=generate_samples(model, tokenizer, cfg),
+        samples=samples,
         tasks=tasks,
         generation=generation,
         probes=probes,
@@ -339,3 +370,26 @@ def _evaluate(url: str, tokens_url: str | None, tokenizer_url: str | None, cfg: 
         seconds=round(time.perf_counter() - started, 3),
         config=cfg.model_dump(mode="json"),
     )
+
+
+def summary_lines(result: EvalResult) -> list[str]:
+    """A few lines a person reads after an evaluation: perplexity and bits per byte by split and domain, the
+    zero-shot accuracies against chance, the probes' figures, how long it took and where the record lies."""
+    lines = [f"step {result.step} of {result.checkpoint_url} ({result.seconds:.0f} s)"]
+    for split, scored in result.splits.items():
+        if scored.overall is None:
+            lines.append(f"  {split}: no sequences")
+            continue
+        figures = {"all": scored.overall, **scored.domains}
+        shown = ", ".join(f"{name}={m.perplexity:.1f}" for name, m in figures.items())
+        bpb = scored.overall.bits_per_byte
+        lines.append(f"  {split} perplexity {shown}" + (f"; {bpb:.3f} bits per byte" if bpb is not None else ""))
+    overall = {name: t for name, t in result.tasks.items() if name.endswith("/all")} or result.tasks
+    if overall:  # each task over every language (eval.json has them by language)
+        tasks = ", ".join(f"{name} {t.accuracy:.2f} (chance {t.chance:.2f})" for name, t in overall.items())
+        lines.append(f"  zero-shot accuracy: {tasks}")
+    if result.generation is not None:
+        g = result.generation
+        lines.append(f"  samples: distinct-2 {g.distinct_2:.2f}, repeated 3-grams {g.repeated_3gram_rate:.2f}")
+    lines.append(f"  recorded: {storage.join(result.checkpoint_url, 'eval.json')}")
+    return lines

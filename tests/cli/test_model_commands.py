@@ -34,9 +34,17 @@ def test_evaluate_runs_the_task_code_with_flags_over_a_yaml_config(
     config = storage.join(str(tmp_path), "eval.yaml")
     storage.write_bytes(config, b"batches_per_split: 1\nbatch_size: 4\nprompts: ['Copyright']\nnum_threads: 1\n")
     assert main(["evaluate", fresh_run, "--config", config, "--max-new-tokens", "5"]) == 0
-    printed = json.loads(capsys.readouterr().out)
+    captured = capsys.readouterr()
+    printed = json.loads(captured.out)
     assert printed["splits"]["validation"]["overall"]["sequences"] == 4
     assert [s["prompt"] for s in printed["samples"]] == ["Copyright", "Copyright"]
+    # progress by part, then a summary a person reads, on stderr
+    assert "validation split" in captured.err and "samples" in captured.err
+    perplexity = printed["splits"]["validation"]["overall"]["perplexity"]
+    assert f"validation perplexity all={perplexity:.1f}" in captured.err
+    assert f"recorded: {printed['checkpoint_url']}/eval.json" in captured.err
+    assert main(["evaluate", fresh_run, "--config", config, "--max-new-tokens", "5"]) == 0
+    assert "an earlier evaluation's record" in capsys.readouterr().err
 
 
 def test_generate_streams_text_and_exports_token_probabilities(
