@@ -303,9 +303,20 @@ def _dask_certs(args: argparse.Namespace) -> int:
     return 0
 
 
+class _QuietCompletions(logging.Filter):
+    """Drops Prefect's "Finished in state Completed()" line of every task run from the terminal (over half of a
+    run's lines, one per shard): the Prefect UI still has each, and failures still print."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.name == "prefect.task_runs" and record.getMessage() == "Finished in state Completed()")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="%(levelname)s %(message)s")
+    if not args.verbose:
+        for handler in logging.getLogger().handlers:
+            handler.addFilter(_QuietCompletions())
     for chatty in ("httpx", "botocore", "aiobotocore"):  # their INFO lines ("Found credentials ...") are noise here
         logging.getLogger(chatty).setLevel(logging.DEBUG if args.verbose else logging.WARNING)
     # Offline defaults: no telemetry, and a patient start for the ephemeral API on a busy 2-core machine.

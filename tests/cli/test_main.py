@@ -286,3 +286,35 @@ def test_a_table_with_some_contract_columns_but_not_all_is_refused_naming_them(
     raw = tmp_path / "raw.parquet"  # a raw dataset's usual columns: read as raw text, as before
     storage.write_parquet(str(raw), pa.table({"id": shard["id"], "text": real_texts, "source": shard["source"]}))
     assert main(["stage", "ingest", "--input", str(raw), "--output", str(tmp_path / "raw-out")]) == 0
+
+
+@pytest.mark.slow
+def test_task_completion_lines_stay_out_of_the_terminal(tmp_path: Path) -> None:
+    """One "Finished in state Completed()" per task run made over half of a run's lines: the CLI's terminal drops
+    them (the Prefect UI keeps each), the flow's own still prints, and so does a task's failure."""
+    probe = """
+from pretrain_cli.main import main
+main(["config", "validate"])
+from prefect import flow, task
+
+@task
+def echo(x: int) -> int:
+    return x
+
+@task(retries=0)
+def fail() -> None:
+    raise RuntimeError("planted")
+
+@flow
+def probe() -> None:
+    [echo(i) for i in range(4)]
+    fail(return_state=True)
+
+probe()
+"""
+    env = {**os.environ, "PREFECT_HOME": str(tmp_path), "PREFECT_API_URL": "", "PREFECT_LOGGING_LEVEL": "INFO"}
+    result = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=300)
+    lines = result.stderr.splitlines()
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert sum(line.endswith("Finished in state Completed()") for line in lines) == 1  # the flow's
+    assert any("Finished in state Failed(" in line for line in lines)  # the failing task's
