@@ -178,7 +178,6 @@ def _evaluate(args: argparse.Namespace) -> int:
     if not args.verbose:  # the bar shows the parts the evaluator logs
         logging.getLogger("pretrain_core.evaluate.evaluator").setLevel(logging.WARNING)
     with tqdm(total=len(phases_of(cfg)), unit="part", file=sys.stderr) as bar:
-
         heard: list[str] = []
 
         def on_phase(name: str) -> None:

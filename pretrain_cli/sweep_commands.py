@@ -47,6 +47,8 @@ def run_sweep(args: argparse.Namespace) -> int:
     spec = load_sweep(args.space or CPU_PRESET, {k: v for k, v in updates.items() if v is not None})
     report = sweep(spec)
     print(f"report: {report.report_url}")
+    if report.best_set_line:
+        print(f"best trial: pretrain train {report.best_set_line}")
     if report.transferred_url:
         print(f"transferred config: {report.transferred_url}")
     return 0

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from pretrain_core.clean.config import CleanConfig
 from pretrain_core.cluster_tls import DaskTlsConfig, is_local
@@ -229,7 +229,11 @@ def _resolve_source_paths(sources: Any, base_dir: Path) -> None:
             source["path"] = os.path.normpath(base_dir / path)
 
 
-def format_validation_error(error: ValidationError) -> str:
+def format_validation_error(
+    error: ValidationError, what: str = "pipeline config", model: type[BaseModel] | None = None
+) -> str:
+    """One line per refused setting, under a heading naming ``what`` was refused (a pipeline config, a sweep
+    file); ``model`` is what was validated (default: the pipeline config), whose fields name accepted ranges."""
     lines = []
     for item in error.errors():
         key = ".".join(str(p) for p in item["loc"]) or "<root>"
@@ -241,15 +245,15 @@ def format_validation_error(error: ValidationError) -> str:
             message = f"{shown} is refused: give a finite number"
         given = item.get("input")
         if item["type"] != "extra_forbidden" and not isinstance(given, dict | list):
-            message += f" (given: {given!r}{_accepted(item['loc'])})"
+            message += f" (given: {given!r}{_accepted(item['loc'], model or PipelineConfig)})"
         lines.append(f"  {key}: {message}")
-    return "invalid pipeline config:\n" + "\n".join(lines)
+    return f"invalid {what}:\n" + "\n".join(lines)
 
 
-def _accepted(loc: tuple[int | str, ...]) -> str:
+def _accepted(loc: tuple[int | str, ...], root: type[BaseModel]) -> str:
     """ "; accepted: ..." for the number at ``loc``: its kind and bounds, as its field declares them ('' for other
     settings and for locations that name no field of a section, such as an item of a list)."""
-    model: Any = PipelineConfig
+    model: Any = root
     field = None
     for part in loc:
         fields = getattr(model, "model_fields", None)

@@ -129,4 +129,4 @@ def load_ablation(path: str | Path) -> AblationSpec:
     try:
         return AblationSpec.model_validate(raw or {})
     except ValidationError as error:
-        raise ConfigError(format_validation_error(error)) from None
+        raise ConfigError(format_validation_error(error, f"ablation file {path}", AblationSpec)) from None

@@ -18,6 +18,9 @@ from pretrain_core import storage
 from pretrain_core.sweep.spec import BETAS, Choice, SweepSpec
 
 PLOTS = ("optimization_history", "parallel_coordinate", "param_importances")
+# fANOVA's importances from fewer complete trials than this rank settings by chance more often than not: shown with
+# a warning below it (Optuna computes them from any two)
+MIN_TRIALS_FOR_IMPORTANCE = 10
 
 
 @dataclass
@@ -31,6 +34,8 @@ class SweepReport:
     report_url: str = ""
     plot_urls: list[str] = field(default_factory=list)
     transferred_url: str | None = None
+    best_set_line: str = ""  # `pretrain train` overrides that train with the best settings
+    complete_trials: int = 0
 
 
 def _row(trial: FrozenTrial) -> dict[str, Any]:
@@ -103,6 +108,7 @@ def write_report(spec: SweepSpec, study: optuna.Study) -> SweepReport:
     report = SweepReport(
         best_value=best.value if best else None, best_params=dict(best.params) if best else {},
         base_value=base.value if base else None, importances=importances, trials=[_row(t) for t in trials],
+        best_set_line=spec.set_line(dict(best.params)) if best else "", complete_trials=len(complete),
     )  # fmt: skip
     report.plot_urls = _plots(study, root, importances)
     if spec.transfer_to is not None and best is not None:
@@ -132,8 +138,14 @@ def _markdown(spec: SweepSpec, report: SweepReport) -> str:
             line += (
                 f"; the base settings reached {report.base_value:.4f} ({report.best_value - report.base_value:+.4f})"
             )
-        lines.append(line + ".")
+        lines += [line + ".", "", "Train with it:", "", f"    pretrain train {report.best_set_line}"]
     if report.importances:
+        lines.append("")
+        if report.complete_trials < MIN_TRIALS_FOR_IMPORTANCE:
+            lines.append(
+                f"Importance from {report.complete_trials} complete trials: fewer than {MIN_TRIALS_FOR_IMPORTANCE}, "
+                "so the ranking below is mostly chance; run more trials before reading it."
+            )
         lines += ["", "| setting | importance |", "|---|---|"]
         lines += [f"| {name} | {value:.2f} |" for name, value in report.importances.items()]
     lines += [

@@ -22,7 +22,7 @@ from pretrain_core import storage
 from pretrain_core.config import ConfigError, PipelineConfig, format_validation_error, load_config
 from pretrain_core.config_base import Seed, StrictModel
 from pretrain_core.limits import MAX_CORPUS_TOKENS
-from pretrain_core.pipeline import training_config
+from pretrain_core.pipeline import CorpusPipeline, training_config
 from pretrain_core.train.config import TrainConfig
 
 CPU_PRESET = Path(str(files("pretrain_core").joinpath("defaults", "sweep-cpu.yaml")))
@@ -127,8 +127,24 @@ class SweepSpec(StrictModel):
         return storage.join(self.output_root, self.name)
 
     def pipeline_config(self) -> PipelineConfig:
+        """The corpus and proxy model's config: the base config's own build when its root already holds one of
+        these settings (`make demo`'s, say), else a build under the sweep's output root."""
+        base = load_config(self.base_config, self.base_overrides)
+        if CorpusPipeline(base).finished("tokenize") is not None:
+            return base
         storage_overrides = [f"storage.root={self.output_root}", "storage.layout=by_config"]
         return load_config(self.base_config, [*self.base_overrides, *storage_overrides])
+
+    def set_line(self, params: dict[str, Choice]) -> str:
+        """`--set` overrides that train with ``params`` on the sweep's corpus and proxy model (`pretrain train`)."""
+        betas = list(self.base_train().betas)
+        for name in BETAS:
+            if name in params:
+                betas[BETAS.index(name)] = float(params[name])
+        settings = [f"train.{name}={value}" for name, value in params.items() if name not in BETAS]
+        if any(name in params for name in BETAS):
+            settings.append(f"train.betas=[{betas[0]},{betas[1]}]")
+        return " ".join(f"--set {item}" for item in [*self.base_overrides, *settings])
 
     def base_train(self) -> TrainConfig:
         return training_config(self.pipeline_config())
@@ -179,4 +195,4 @@ def load_sweep(path: str | Path, overrides: dict[str, Any] | None = None) -> Swe
     try:
         return SweepSpec.model_validate({**(raw or {}), **(overrides or {})})
     except ValidationError as error:
-        raise ConfigError(format_validation_error(error)) from None
+        raise ConfigError(format_validation_error(error, f"sweep file {path}", SweepSpec)) from None

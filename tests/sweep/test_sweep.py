@@ -14,7 +14,7 @@ from optuna.trial import TrialState, create_trial
 from pydantic import ValidationError
 
 from pretrain_core import storage
-from pretrain_core.config import load_config
+from pretrain_core.config import ConfigError, load_config
 from pretrain_core.sweep.report import write_report
 from pretrain_core.sweep.spec import CPU_PRESET, SweepSpec, load_sweep
 from pretrain_core.sweep.study import PruneOnValidation, ask, finished_trials, open_study
@@ -24,6 +24,8 @@ SPACE = {"lr": {"kind": "float", "low": 1e-4, "high": 1e-2, "log": True}, "beta2
 
 
 def _spec(tmp_path: Path, **values: Any) -> SweepSpec:
+    """A sweep over the demo config whose own build root is an empty scratch folder (never a local demo build)."""
+    values["base_overrides"] = [f"storage.root={tmp_path / 'base'}", *values.get("base_overrides", [])]
     return SweepSpec.model_validate({"output_root": str(tmp_path), "space": SPACE, "token_budget": 20_000, **values})
 
 
@@ -105,6 +107,20 @@ def test_the_report_names_the_best_trial_against_the_base_and_draws_the_plots(tm
     ]
     assert all(storage.read_bytes(url).startswith(b"\x89PNG") for url in report.plot_urls)
     assert len(storage.read_json(storage.join(spec.root, "report", "trials.json"))) == 3
+    # a line that trains with the best settings, as `pretrain train` reads it
+    assert f"    pretrain train {report.best_set_line}" in report.markdown
+    words = [word for word in report.best_set_line.split() if word != "--set"]
+    train = load_config(None, words).train
+    assert train.lr == 0.004 and train.betas == (0.9, 0.95)
+    # importance from 3 trials is flagged as chance
+    assert "Importance from 3 complete trials: fewer than 10" in report.markdown
+
+
+def test_a_bad_search_space_is_named_as_the_sweep_file(tmp_path: Path) -> None:
+    path = tmp_path / "sweep.yaml"
+    path.write_text(yaml.safe_dump({"space": {"lr": {"kind": "float", "low": "x", "high": 0.1}}}), encoding="utf-8")
+    with pytest.raises(ConfigError, match=rf"invalid sweep file {path}:\n  space\.lr\.low: "):
+        load_sweep(path)
 
 
 def test_under_mup_the_best_setting_is_carried_to_the_target_width_as_a_train_config(tmp_path: Path) -> None:
