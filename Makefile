@@ -7,7 +7,7 @@ export OMP_WAIT_POLICY := PASSIVE
 # The demo's ephemeral Prefect API keeps its database here, apart from any other Prefect install's.
 DEMO_PREFECT_HOME := $(CURDIR)/.prefect
 
-.PHONY: setup demo test test-all lint bench clean
+.PHONY: setup browser demo test test-all lint bench clean
 
 $(BIN)/pretrain: pyproject.toml constraints.txt
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,14 @@ setup: $(BIN)/pretrain $(VENV)/.quality-models
 demo: setup
 	PREFECT_HOME=$${PREFECT_HOME:-$(DEMO_PREFECT_HOME)} $(BIN)/pretrain run
 
-test: setup
+# The browser tests' Chromium (tests/card, tests/infra/test_ui.py), from the distribution's packages, never a
+# browser download: installed when missing and apt-get can, as root; else those tests say why they skip.
+browser:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } || \
+	  echo "no Chromium: the browser tests will skip (Debian: apt-get install chromium)"
+
+test: setup browser
 	$(BIN)/pytest -m "not slow" -q -rs
 
 # Everything: the slow end-to-end tests beside the quick suite (they mostly wait on servers, leases and
@@ -36,7 +43,7 @@ test: setup
 # (another CPU gets another kernel and other last bits; pytest -m blas lists them). Logs: .test-logs/.
 BLAS_KERNELS ?= $(if $(filter x86_64,$(shell uname -m)),Sandybridge Prescott,ARMV8 CORTEXA53)
 PYTEST_ALL := $(BIN)/pytest -q -rs -p no:cacheprovider
-test-all: setup
+test-all: setup browser
 	mkdir -p .test-logs
 	$(PYTEST_ALL) -m slow > .test-logs/slow.log 2>&1 & slow=$$!; \
 	$(PYTEST_ALL) -m "not slow"; quick=$$?; \

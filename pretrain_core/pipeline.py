@@ -31,6 +31,7 @@ from pretrain_core.stage import (
     finalize_stage,
     finished_stage,
     plan_shards,
+    recorded_stage,
     run_shard,
 )
 from pretrain_core.stages import CORPUS, StageRegistry
@@ -163,6 +164,10 @@ class CorpusPipeline:
 
     def finished(self, name: str) -> StageManifest | None:
         return finished_stage(self.root(name), self.config_hash(name))
+
+    def recorded(self, name: str) -> StageManifest | None:
+        """The stage's manifest under this config even when its outputs have gone (`stage.recorded_stage`)."""
+        return recorded_stage(self.root(name), self.config_hash(name))
 
     # -- fit ---------------------------------------------------------------------------------------------------
 

@@ -153,13 +153,20 @@ def run_shard(job: ShardJob, stage: TableStage, expands_rows: bool = False) -> S
 
 def finished_stage(output_root: str, config_hash: str) -> StageManifest | None:
     """The stage manifest if the whole stage finished under this config and every output is still there."""
+    manifest = recorded_stage(output_root, config_hash)
+    if manifest is None or not all(storage.exists(u) for u in manifest.outputs):
+        return None
+    return manifest
+
+
+def recorded_stage(output_root: str, config_hash: str) -> StageManifest | None:
+    """The stage manifest if the whole stage finished under this config, whether or not its outputs are still
+    there: what a report of the build reads (the data card), not what a later stage may read from."""
     url = manifest_url(output_root)
     if not storage.exists(url):
         return None
     manifest = read_manifest(url)
-    if manifest.config_hash != config_hash or not all(storage.exists(u) for u in manifest.outputs):
-        return None
-    return manifest
+    return manifest if manifest.config_hash == config_hash else None
 
 
 def finalize_stage(

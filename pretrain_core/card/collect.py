@@ -98,10 +98,12 @@ def collect_card(cfg: PipelineConfig) -> DataCard:
     pipeline = CorpusPipeline(cfg)
     manifests: dict[str, StageManifest] = {}
     for name in CORPUS_STAGES:
-        manifest = pipeline.finished(name)
+        manifest = pipeline.recorded(name)
         if manifest is None:
             raise ConfigError(
-                f"the build under {cfg.storage.root} has not finished stage {name}: run `pretrain corpus`"
+                f"the build under {cfg.storage.root} has not finished stage {name} under these settings: run "
+                "`pretrain corpus` with them, or name the build's own root and config (--set storage.root=ROOT, "
+                "--config FILE)"
             )
         manifests[name] = manifest
     stats = {name: manifest.stats for name, manifest in manifests.items()}

@@ -13,6 +13,7 @@ from flows.corpus_rebuild import corpus_rebuild
 from flows.pipeline import pretrain_pipeline
 from pretrain_core import storage
 from pretrain_core.config import load_config
+from pretrain_core.manifest import read_manifest
 from pretrain_core.pipeline import CORPUS_STAGES, training_config
 from pretrain_core.tokenize.splits import load_boundaries
 from pretrain_core.train.checkpoint import EVALUATIONS
@@ -39,7 +40,9 @@ def test_whole_dag_then_idempotent_rerun_then_one_shard_redone(small_config_file
     tokens = storage.read_json(str(root / "corpus" / "tokenize" / "manifest.json"))
     assert len(tokens["facts"]["tokenizer_sha256"]) == 64
     assert tokens["stats"]["tokens_code_train"] > 0 and tokens["stats"]["tokens_general_validation"] > 0
-    _assert_heldout_documents_pass_the_mixture_once(root, tokens["artifacts"]["splits"])
+    splits_url = read_manifest(str(root / "corpus" / "tokenize" / "manifest.json")).artifacts["splits"]
+    assert tokens["artifacts"]["splits"] == "../splits/splits.json"  # written relative: the root can move
+    _assert_heldout_documents_pass_the_mixture_once(root, splits_url)
     assert report.train["steps"] == 12
     assert report.train["final_validation_perplexity"] < report.train["initial_validation_perplexity"]
     assert [ev["step"] for ev in report.evaluations] == [6, 12]
@@ -73,7 +76,7 @@ def test_whole_dag_then_idempotent_rerun_then_one_shard_redone(small_config_file
 
 def _assert_heldout_documents_pass_the_mixture_once(root: Path, splits_url: str) -> None:
     """Mixture and tokenize share one assignment, made before the mixture; held-out documents are never copied."""
-    mixture = storage.read_json(str(root / "corpus" / "mixture" / "manifest.json"))
+    mixture = read_manifest(str(root / "corpus" / "mixture" / "manifest.json")).model_dump()
     assert splits_url == mixture["artifacts"]["splits"] == str(root / "corpus" / "splits" / "splits.json")
     copies: Counter[str] = Counter()
     domain_of: dict[str, str] = {}

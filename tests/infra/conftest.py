@@ -29,7 +29,8 @@ def stack_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         "PREFECT_HOME": str(tmp_path_factory.mktemp("prefect-home")),
         "PREFECT_API_URL": f"http://127.0.0.1:{port}/api",
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
-        "PREFECT_SERVER_UI_ENABLED": "false",
+        "PREFECT_SERVER_UI_ENABLED": "true",  # tests/infra/test_ui.py drives it with a browser
+        "PREFECT_UI_API_URL": f"http://127.0.0.1:{port}/api",
         "PREFECT_SERVER_CONCURRENCY_LEASE_STORAGE": "prefect.server.concurrency.lease_storage.filesystem",
         "PREFECT_FLOWS_HEARTBEAT_FREQUENCY": "30",
         "PREFECT_WORKER_QUERY_SECONDS": "1",
