@@ -29,7 +29,7 @@ examples:
   pretrain corpus --set execution.dask_address=tls://10.0.0.5:8786 --set execution.dask_tls.ca_file=tls/ca.pem \
       --set execution.dask_tls.cert_file=tls/cert.pem --set execution.dask_tls.key_file=tls/key.pem
   pretrain stage dedup --input docs.jsonl.gz --output out/dedup
-  pretrain config show --set mixture.weights.code=0.2
+  pretrain config show --set "mixture.weights={general: 0.6, specialist: 0.2, code: 0.2}"
   pretrain stage-report                         # every data stage on its labelled set, against baselines
   pretrain generate outputs/demo/train --prompt "The licence" --strategy beam
   pretrain export outputs/demo/train --format safetensors --output outputs/demo/export

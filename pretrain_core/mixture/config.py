@@ -56,5 +56,8 @@ class MixtureConfig(StrictModel):
             raise ValueError(f"weights must be finite and non-negative, got {negative}")
         total = sum(weights.values())
         if abs(total - 1.0) > WEIGHT_SUM_TOLERANCE:
-            raise ValueError(f"weights must sum to 1 (±{WEIGHT_SUM_TOLERANCE:g}), they sum to {total:.6g}: {weights}")
+            raise ValueError(
+                f"weights must sum to 1 (±{WEIGHT_SUM_TOLERANCE:g}), they sum to {total:.6g}: {weights}; the table is "
+                'set whole, every domain in it: --set "mixture.weights={general: 0.6, specialist: 0.2, code: 0.2}"'
+            )
         return dict(sorted(weights.items()))
