@@ -34,7 +34,10 @@ class Sequences:
 def shard_urls(tokens_url: str) -> list[str]:
     urls = storage.list_files(storage.join(tokens_url, "data"), suffix=".parquet")
     if not urls:
-        raise FileNotFoundError(f"no token shards under {storage.join(tokens_url, 'data')}")
+        raise FileNotFoundError(
+            f"no token shards under {storage.join(tokens_url, 'data')}: name a finished build's tokenize output "
+            "(`pretrain evaluate`/`export`: --tokens-url; training: --set storage.root=ROOT or train.tokens_url)"
+        )
     return urls
 
 
