@@ -15,6 +15,8 @@ from pydantic import ValidationError
 
 from pretrain_core import storage
 from pretrain_core.config import ConfigError, load_config
+from pretrain_core.pipeline import CorpusPipeline
+from pretrain_core.stage import finalize_stage
 from pretrain_core.sweep.report import write_report
 from pretrain_core.sweep.spec import CPU_PRESET, SweepSpec, load_sweep
 from pretrain_core.sweep.study import PruneOnValidation, ask, finished_trials, open_study
@@ -140,3 +142,15 @@ def test_under_mup_the_best_setting_is_carried_to_the_target_width_as_a_train_co
     assert (train.d_model, train.n_head, train.parametrization, train.mup_base_width) == (512, 8, "mup", 128)
     assert train.lr == 0.006 and train.betas == (0.9, 0.95) and train.model_shape()[0] == 4
     assert yaml.safe_load(text)["train"]["model"] is None
+
+
+def test_a_base_build_finished_under_the_same_settings_is_trained_on_instead_of_a_new_one(tmp_path: Path) -> None:
+    spec = _spec(tmp_path)
+    assert spec.pipeline_config().storage.root == str(tmp_path)  # nothing built at the base root: the sweep's own
+    base = load_config(None, spec.base_overrides)
+    pipeline = CorpusPipeline(base)
+    # the tokenize stage's completion record, as a finished build leaves it (no shards needed to decide)
+    finalize_stage("tokenize", pipeline.root("tokenize"), pipeline.config_hash("tokenize"), {}, [], 0.0)
+    reused = spec.pipeline_config()
+    assert reused.storage.root == str(tmp_path / "base") and reused.storage.layout == "flat"
+    assert spec.base_train().tokens_url == pipeline.root("tokenize")
