@@ -14,6 +14,7 @@ from tests.shipped_text import REPO_ROOT
 LABELLED = REPO_ROOT / "data" / "labelled"
 
 
+@pytest.mark.slow  # every stage on its labelled sets beside its baselines: end to end
 def test_every_part_reports_ours_and_a_baseline_and_the_exit_status_follows_the_bars(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -34,6 +34,7 @@ def llama_run(tmp_path_factory: pytest.TempPathFactory) -> str:
     return config.output_url
 
 
+@pytest.mark.slow  # train, export, then lm-eval's harness loading both: end to end
 def test_the_harness_hf_model_scores_the_export_as_our_adapter_scores_the_checkpoint(
     llama_run: str, offline_harness: Path
 ) -> None:

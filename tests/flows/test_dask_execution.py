@@ -27,6 +27,7 @@ def stages_on_runner(cfg: PipelineConfig) -> dict[str, int]:
     return {name: run_stage_on_runner(cfg, name).docs_out for name in STAGES}
 
 
+@pytest.mark.slow  # the corpus flow end to end twice per case, on Dask and worker processes (40-60 s each)
 @pytest.mark.usefixtures("prefect_harness")
 @pytest.mark.parametrize(
     ("settings", "runner_name", "both"),

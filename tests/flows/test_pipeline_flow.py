@@ -26,6 +26,7 @@ def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
     }
 
 
+@pytest.mark.slow  # the whole DAG, a rerun and a partial rerun: end to end
 @pytest.mark.usefixtures("prefect_harness")
 def test_whole_dag_then_idempotent_rerun_then_one_shard_redone(small_config_file: Path) -> None:
     report = pretrain_pipeline(str(small_config_file))

@@ -13,7 +13,8 @@ import pytest
 @pytest.mark.parametrize(
     "builder_name",
     [
-        "build_labelled_dedup",
+        # 90 s of near-duplicate search over the whole labelled set: end to end, with the slow tests
+        pytest.param("build_labelled_dedup", marks=pytest.mark.slow),
         "build_labelled_langid",
         "build_labelled_pii",
         "build_labelled_pii_names",
