@@ -8,6 +8,7 @@ from typing import Any
 from pretrain_core.train.config import MODEL_PRESETS
 from pretrain_core.train.planner import (
     GIB,
+    MAX_GPUS,
     Hardware,
     Plan,
     Workload,
@@ -96,7 +97,7 @@ def _what_would_fit(workload: Workload, args: argparse.Namespace, hardware: Hard
     if more is not None:
         lines.append(f"it fits on {more} GPUs of {args.gpu_memory_gib:g} GiB: --gpus {more}")
     else:
-        lines.append(f"no count of {args.gpu_memory_gib:g} GiB GPUs up to 4096 holds it: cut seq_len or the model")
+        lines.append(f"no count of {args.gpu_memory_gib:g} GiB GPUs up to {MAX_GPUS} holds it: cut seq_len or model")
     preset = largest_preset_that_fits(workload, args.gpus, hardware)
     if preset is not None:
         lines.append(f"the largest preset {_gpus(args.gpus)} of {args.gpu_memory_gib:g} GiB hold: --model {preset}")
