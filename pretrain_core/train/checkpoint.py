@@ -355,7 +355,8 @@ def read_meta(url: str) -> dict[str, Any]:
     if run_then is None or run_now == url.rstrip("/"):
         return meta  # a checkpoint outside a run's checkpoints/ folder: nothing to relocate by
     for holder, key in ((config, "tokens_url"), (config, "tokenizer_url"), (meta, "tokenizer_url")):
-        if holder.get(key) and storage.exists(there := storage.moved(holder[key], run_then, run_now)):
+        there = storage.moved(holder[key], run_then, run_now) if holder.get(key) else None
+        if there is not None and there != holder[key] and storage.exists(there):  # no lookup for a run in place
             holder[key] = there
     return meta
 
