@@ -11,7 +11,7 @@ from typing import Literal, get_args
 
 import pyarrow as pa
 
-from pretrain_core.quality.signal_names import SIGNAL_FIELDS
+from pretrain_core.signal_names import SIGNAL_FIELDS
 
 Domain = Literal["general", "specialist", "code"]  # the one list of domains
 DOMAINS: tuple[Domain, ...] = get_args(Domain)

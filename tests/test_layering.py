@@ -65,3 +65,27 @@ def test_the_config_models_load_without_torch() -> None:
     probe = "import sys, pretrain_core.config, pretrain_core.train.params; print(sorted({'torch'} & set(sys.modules)))"
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
+
+
+def _loaded_stage_packages(module: str) -> list[str]:
+    """The stage packages (every stage table row's package) a fresh interpreter holds after importing ``module``."""
+    probe = (
+        "import sys, importlib\n"
+        f"importlib.import_module({module!r})\n"
+        "loaded = set(sys.modules)\n"
+        "from pretrain_core.stages import CORPUS\n"
+        "packages = {spec.module.rsplit('.', 1)[0] for spec in CORPUS.stages}\n"
+        "print(sorted(packages & loaded))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True)
+    return ast.literal_eval(done.stdout.strip())
+
+
+def test_the_contract_loads_no_stage() -> None:
+    """The schema is what every stage and the trainer agree on; it must not depend on any one of them."""
+    assert _loaded_stage_packages("pretrain_core.schema") == []
+
+
+def test_the_trainer_loads_no_stage() -> None:
+    """Training reads token shards through the contract; no data stage (and its libraries) comes with it."""
+    assert _loaded_stage_packages("pretrain_core.train.trainer") == []

@@ -18,7 +18,7 @@ import safetensors.numpy
 from safetensors import SafetensorError
 
 from pretrain_core.quality.cutoffs import CODE, PROSE
-from pretrain_core.quality.signal_names import GROUP_SIGNAL_NAMES
+from pretrain_core.signal_names import GROUP_SIGNAL_NAMES
 
 SHIPPED_CLASSIFIER = "quality_classifier.safetensors"
 FORMAT = "pretrain-quality-classifier-1"

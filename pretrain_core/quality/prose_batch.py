@@ -25,7 +25,7 @@ from pretrain_core.clean.token_kernel import HASH_SEED, LETTER_TOKEN, UNSEGMENTE
 from pretrain_core.clean.token_kernel import scan_tokens as scan_token_spans
 from pretrain_core.clean.words import unsegmented_table
 from pretrain_core.quality import folded_words, signals
-from pretrain_core.quality.signal_names import PROSE_SIGNAL_NAMES
+from pretrain_core.signal_names import PROSE_SIGNAL_NAMES
 from pretrain_core.unicode_table import ALPHA, DECIMAL, DIGIT, SPACE, UPPER, char_flags, code_points
 
 # Bits of `_line_marks`: what a stripped line's first or last character, or every character, may be.

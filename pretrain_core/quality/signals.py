@@ -26,7 +26,7 @@ from pretrain_core.clean.langid import script_counts
 from pretrain_core.clean.token_kernel import LETTER_TOKEN
 from pretrain_core.quality import folded_words
 from pretrain_core.quality.reference import shipped_records
-from pretrain_core.quality.signal_names import (
+from pretrain_core.signal_names import (
     CODE_SIGNAL_NAMES,
     PROSE_SIGNAL_NAMES,
 )

@@ -51,11 +51,11 @@ from pretrain_core.quality.sample_scores import SampleScores
 from pretrain_core.quality.sampling import fold_of
 from pretrain_core.quality.score import combined_scores, perplexity_positions, score_buckets
 from pretrain_core.quality.scoring import Components, FoldedModel, ReferenceModel, Skeleton
-from pretrain_core.quality.signal_names import CODE_SIGNAL_NAMES, PERPLEXITY_SIGNAL_NAMES, SIGNAL_FIELDS
 from pretrain_core.quality.signals import code_signals
 from pretrain_core.quality.skeleton import SkeletonTokenizer
 from pretrain_core.quality.tokenizers import Tokenizer, TokenizerKind, load_tokenizer
 from pretrain_core.schema import DROP_REASON, QUALITY
+from pretrain_core.signal_names import CODE_SIGNAL_NAMES, PERPLEXITY_SIGNAL_NAMES, SIGNAL_FIELDS
 from pretrain_core.stage import ShardOutput
 
 if TYPE_CHECKING:

@@ -10,8 +10,8 @@ from hypothesis import strategies as st
 
 from pretrain_core.quality.prose_batch import prose_signal_matrix
 from pretrain_core.quality.reference import shipped_records
-from pretrain_core.quality.signal_names import PROSE_SIGNAL_NAMES
 from pretrain_core.quality.signals import prose_signals
+from pretrain_core.signal_names import PROSE_SIGNAL_NAMES
 from tests.quality.conftest import _labelled_items
 
 _LANGS = ["en", "de", "ru", "zh", "ja", "xx"]

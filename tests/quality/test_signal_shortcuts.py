@@ -15,8 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pretrain_core.quality import signals
-from pretrain_core.quality.signal_names import CODE_SIGNAL_NAMES, PROSE_SIGNAL_NAMES
 from pretrain_core.quality.signals import code_signals, prose_signals
+from pretrain_core.signal_names import CODE_SIGNAL_NAMES, PROSE_SIGNAL_NAMES
 from tests.quality.conftest import _labelled_items
 
 _PUNCTUATION = string.punctuation + "“”‘’«»„"

@@ -6,16 +6,16 @@ from collections.abc import Callable
 
 import numpy as np
 
-from pretrain_core.quality.signal_names import (
+from pretrain_core.quality.signals import (
+    code_signals,
+    prose_signals,
+)
+from pretrain_core.signal_names import (
     CODE_SIGNAL_NAMES,
     GROUP_SIGNAL_NAMES,
     PERPLEXITY_SIGNAL_NAMES,
     PROSE_SIGNAL_NAMES,
     SIGNAL_FIELDS,
-)
-from pretrain_core.quality.signals import (
-    code_signals,
-    prose_signals,
 )
 
 
