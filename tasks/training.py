@@ -1,17 +1,12 @@
-"""Tasks for training and evaluation: launch torchrun and announce its checkpoints as they land, evaluate one.
-
-Training runs in a supervisor thread while the task's own thread watches for checkpoints. Prefect delivers a
-cancellation to the flow process as SIGTERM, raised as an exception in this (the main) thread; Prefect never
-reaches torchrun's process tree (its own session), so the watcher sets the supervisor's cancel event and waits
-until the tree is gone before letting the exception through.
+"""Tasks for training and evaluation: a training run supervised (`pretrain_core.train.supervisor`) with its events
+sent to Prefect (logs, progress, checkpoint and health events, the loss curve), and one checkpoint evaluated.
 """
 
 from __future__ import annotations
 
 import base64
-import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from functools import partial
 from uuid import UUID
 
 from prefect import get_run_logger, task
@@ -27,20 +22,14 @@ from prefect.events import emit_event
 from pretrain_core import storage
 from pretrain_core.evaluate.evaluator import EvalResult, evaluate_checkpoint
 from pretrain_core.evaluate.trend_plot import plotting_available
-from pretrain_core.train.checkpoint import announced_steps, completed_checkpoints, mark_announced
 from pretrain_core.train.config import EvalConfig, TrainConfig
 from pretrain_core.train.health import parse_health_event
-from pretrain_core.train.launch import run_torchrun, torchrun_command, write_config
 from pretrain_core.train.loss_plot import loss_curve_url, render_loss_curve
 from pretrain_core.train.monitor import TrainingMonitor
-from pretrain_core.train.planner import GIB, check_fits
-from pretrain_core.train.tokenizer import load_tokenizer
-from pretrain_core.train.trainer import completed_run
+from pretrain_core.train.supervisor import SupervisorHooks, TrainingSupervisor
 from tasks.progress import artifact_key
 
 CHECKPOINT_SAVED = "pretrain.checkpoint.saved"
-# Workers get this long to checkpoint and exit after SIGTERM; under Prefect's 30 s before its runner SIGKILLs us.
-TERMINATE_GRACE_S = 20.0
 
 
 def run_resource(run_name: str) -> dict[str, str]:
@@ -67,26 +56,6 @@ def announce_health(run_name: str, line: str) -> bool:
         return False
     payload = {"step": event.step, **event.values}
     return emit_event(f"pretrain.training.{event.kind}", resource=run_resource(run_name), payload=payload) is not None
-
-
-def announce_unannounced(run_name: str, output_url: str, announced: set[int]) -> list[str]:
-    """Announce every complete checkpoint not in ``announced`` (which it extends), oldest first, and record each
-    delivered one durably; return their urls. An undelivered event is tried again by the run's next attempt."""
-    fresh = [(step, url) for step, url in completed_checkpoints(output_url) if step not in announced]
-    for step, url in fresh:
-        announced.add(step)
-        if announce_checkpoint(run_name, step, url):
-            mark_announced(output_url, step)
-    return [url for _, url in fresh]
-
-
-def _await_termination(supervisor: Future[int]) -> None:
-    """Wait for the supervisor to finish tearing the tree down, even through repeated signals."""
-    while not supervisor.done():
-        try:
-            wait([supervisor])
-        except BaseException:  # a second SIGTERM or Ctrl-C must not abandon the tree half-terminated
-            continue
 
 
 def evaluation_markdown(result: EvalResult) -> str:
@@ -123,96 +92,40 @@ def launch_training(
     cfg: TrainConfig,
     timeout_s: float | None = None,
     run_name: str | None = None,
-    poll_s: float = 2.0,
     evaluate_with: EvalConfig | None = None,
     stop_when: Callable[[int, float], bool] | None = None,
 ) -> list[str]:
-    """Run training under torchrun (it resumes from the newest checkpoint); return the completed checkpoints.
+    """Run training under torchrun (`TrainingSupervisor`); return the completed checkpoints.
 
-    Every line the workers print goes to this run's log (the Prefect UI and the console). A progress artifact
-    follows the steps (loss, tokens/s, time left); every newly completed checkpoint is announced as a
-    `pretrain.checkpoint.saved` event about `pretrain.run.<run_name>` (default: the output directory's name) and,
-    with ``evaluate_with``, evaluated here as it lands, one at a time beside training, so pruning (which waits for
-    evaluations) keeps only `keep_last_checkpoints` on disk instead of every checkpoint until the end. At the end
-    the loss curve is published. A failed run raises with the first failing worker's exception. ``stop_when(step,
-    validation_loss)`` sees every validation loss as it is logged; when it answers True the run is stopped as on
-    SIGTERM (the workers save and exit), which is how a sweep prunes a trial.
+    Worker lines go to this run's log, a progress artifact follows the steps, each new checkpoint is announced as
+    `pretrain.checkpoint.saved` about `pretrain.run.<run_name>` (default: the output directory's name) and, with
+    ``evaluate_with``, evaluated as it lands, so pruning keeps only `keep_last_checkpoints` on disk. The loss curve
+    is published at the end, also when the run fails or is stopped by ``stop_when``.
     """
     logger = get_run_logger()
     name = run_name or cfg.output_url.rstrip("/").rsplit("/", 1)[-1]
-    announced = announced_steps(cfg.output_url)  # what earlier attempts delivered: the rest is announced below
-    if (done := completed_run(cfg)) is not None:
-        logger.info("%s already trained to step %d under this config: nothing to do", name, done["steps"])
-        announce_unannounced(name, cfg.output_url, announced)  # an attempt killed after its last save
-        return [url for _, url in completed_checkpoints(cfg.output_url)]
-    if cfg.gpu_memory_gib is not None:  # refused here, before any process starts, when it cannot fit
-        tokenizer, _ = load_tokenizer(cfg.tokenizer_url)
-        estimate = check_fits(cfg, tokenizer.get_piece_size() + (cfg.objective == "masked"))
-        logger.info("estimated peak %.1f GiB per GPU (of %g): fits", estimate.peak / GIB, cfg.gpu_memory_gib)
-    env = {"OMP_NUM_THREADS": str(cfg.num_threads), "OMP_WAIT_POLICY": "PASSIVE"}
-    command = torchrun_command(cfg, write_config(cfg))
-    monitor = TrainingMonitor(cfg.max_steps)
-    progress = create_progress_artifact(
-        progress=100 * max(announced, default=0) / cfg.max_steps,
-        description=f"{name}: starting under {cfg.output_url}",
-    )
+    progress = create_progress_artifact(progress=0.0, description=f"{name}: starting under {cfg.output_url}")
     assert isinstance(progress, UUID)  # a sync call returns the id, not a coroutine
 
-    cancel = threading.Event()
+    def line(text: str) -> None:  # from the reader thread: the run logger carries its run ids with it
+        logger.info("%s", text)
+        announce_health(name, text)
 
-    def on_line(line: str) -> None:  # the reader thread's: the run logger carries its run ids with it
-        point = monitor.feed(line)
-        logger.info("%s", line)
-        announce_health(name, line)
-        if stop_when is None or point is None or "val_loss" not in point.values or cancel.is_set():
-            return
-        if stop_when(point.step, point.values["val_loss"]):
-            logger.info("stopping %s at step %d: its caller asked to", name, point.step)
-            cancel.set()
+    hooks = SupervisorHooks(
+        line=line,
+        announce=lambda step, url: announce_checkpoint(name, step, url),
+        progress=lambda percent, text: update_progress_artifact(progress, percent, f"{name}: {text}"),
+        evaluate=None if evaluate_with is None else partial(_evaluate_beside, cfg=cfg, evaluate_with=evaluate_with),
+    )
+    supervisor = TrainingSupervisor(cfg, name, hooks, logger, timeout_s=timeout_s, stop_when=stop_when)
+    try:
+        return supervisor.run()
+    finally:
+        publish_loss_curve(cfg.output_url, name, supervisor.monitor)
 
-    shown = ""
-    evaluator = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evaluate")
-    evaluations: list[Future[EvalResult]] = []
 
-    def announce_new() -> None:
-        for url in announce_unannounced(name, cfg.output_url, announced):
-            if evaluate_with is not None:
-                evaluations.append(
-                    evaluator.submit(evaluate_checkpoint, url, cfg.tokens_url, cfg.tokenizer_url, evaluate_with)
-                )
-
-    with evaluator, ThreadPoolExecutor(max_workers=1, thread_name_prefix="torchrun") as pool:
-        supervisor = pool.submit(run_torchrun, command, env, timeout_s, cancel, TERMINATE_GRACE_S, "torchrun", on_line)
-        try:
-            while True:
-                wait([supervisor], timeout=poll_s)
-                finished = supervisor.done()  # read before the last look, so no checkpoint is missed
-                announce_new()
-                if (summary := monitor.summary()) != shown:
-                    shown = summary
-                    update_progress_artifact(progress, 100 * monitor.step / cfg.max_steps, f"{name}: {summary}")
-                if finished:
-                    break
-        except BaseException:
-            logger.warning("training of %s interrupted: terminating torchrun's process tree", name)
-            cancel.set()
-            _await_termination(supervisor)
-            announce_new()  # the checkpoint the workers saved on SIGTERM is evaluated like any other
-            evaluator.shutdown(wait=False, cancel_futures=True)
-            raise
-        code = supervisor.result()
-        for evaluation in evaluations:  # a failure is recorded beside the checkpoint; the flow's evaluation reports it
-            if (error := evaluation.exception()) is not None:
-                logger.warning("evaluation during training failed: %s: %s", type(error).__name__, error)
-    publish_loss_curve(cfg.output_url, name, monitor)
-    if code != 0 and stop_when is not None and cancel.is_set():  # stopped as asked: torchrun reports the SIGTERM
-        logger.info("%s stopped at step %d as asked (torchrun exit code %d)", name, monitor.step, code)
-    elif code != 0:
-        logger.error("torchrun exited with code %d; the workers' first error: %s", code, monitor.failure())
-        raise RuntimeError(f"training {name} failed (torchrun exit code {code}): {monitor.failure()}")
-    checkpoints = [url for _, url in completed_checkpoints(cfg.output_url)]
-    logger.info("training finished: %d checkpoints under %s", len(checkpoints), cfg.output_url)
-    return checkpoints
+def _evaluate_beside(url: str, cfg: TrainConfig, evaluate_with: EvalConfig) -> EvalResult:
+    return evaluate_checkpoint(url, cfg.tokens_url, cfg.tokenizer_url, evaluate_with)
 
 
 def publish_loss_curve(output_url: str, name: str, monitor: TrainingMonitor) -> str | None:

@@ -89,3 +89,17 @@ def test_the_contract_loads_no_stage() -> None:
 def test_the_trainer_loads_no_stage() -> None:
     """Training reads token shards through the contract; no data stage (and its libraries) comes with it."""
     assert _loaded_stage_packages("pretrain_core.train.trainer") == []
+
+
+def test_prefect_tasks_stay_thin() -> None:
+    """Logic lives in the library, where it is tested without an orchestrator; a task only wires it to Prefect."""
+    root = CORE.parent / "tasks"
+    lengths = {
+        f"{path.name}:{node.name}": node.end_lineno - node.lineno + 1
+        for path in root.glob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef) and node.end_lineno is not None
+        if any("task" in ast.unparse(decorator) for decorator in node.decorator_list)
+    }
+    assert len(lengths) > 5  # the walk really saw the tasks
+    assert {name: lines for name, lines in lengths.items() if lines > 40} == {}
