@@ -25,8 +25,8 @@ import time
 import psutil
 import torch
 
-from pretrain_core.train.config import MODEL_PRESETS
 from pretrain_core.train.model import GPT, ModelArgs, cross_entropy
+from pretrain_core.train.sections.model import MODEL_PRESETS
 
 
 def _peak_mb() -> float:

@@ -39,10 +39,10 @@ from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_
 from torch.distributed.fsdp import fully_shard
 
 from pretrain_core.train.checkpoint import finish_save, load_checkpoint, start_save
-from pretrain_core.train.config import MODEL_PRESETS
 from pretrain_core.train.dcp_format import staging_buffer
 from pretrain_core.train.model import GPT, ModelArgs, cross_entropy
 from pretrain_core.train.schedule import build_scheduler
+from pretrain_core.train.sections.model import MODEL_PRESETS
 
 METHODS = ("consolidated", "sharded", "sharded-async")
 BYTES_PER_PARAMETER = 12  # fp32 weights and AdamW's exp_avg and exp_avg_sq

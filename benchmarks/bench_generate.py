@@ -31,8 +31,8 @@ from timing import cpu_time
 
 from pretrain_core.generate.config import GenerationConfig
 from pretrain_core.generate.decode import generate
-from pretrain_core.train.config import MODEL_PRESETS
 from pretrain_core.train.model import GPT, ModelArgs
+from pretrain_core.train.sections.model import MODEL_PRESETS
 
 
 def hf_greedy(args: ModelArgs, prompt: list[int], new_tokens: int) -> Callable[[], int] | None:

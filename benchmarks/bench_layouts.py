@@ -66,19 +66,19 @@ def _worker(args: argparse.Namespace) -> None:
     env = init_distributed("gloo", layout=config.layout)
     torch.manual_seed(0)
     model = GPT(config.model_args(VOCAB))
-    pipeline = build_pipeline(model, config, env) if config.pipeline_parallel > 1 else None
+    pipeline = build_pipeline(model, config, env) if config.parallelism.pipeline_parallel > 1 else None
     wrapped = pipeline.rank_model if pipeline else wrap_model(model, config, env)
     shard = None
-    if config.context_parallel > 1:
+    if config.parallelism.context_parallel > 1:
         assert env.mesh is not None
-        shard = SequenceShard.of(config.seq_len, 2, env.cp_rank, env.mesh["cp"].get_group(), env.device)
+        shard = SequenceShard.of(config.data.seq_len, 2, env.cp_rank, env.mesh["cp"].get_group(), env.device)
     optimizer = build_optimizer(wrapped, config)
     scheduler = build_scheduler(optimizer, 0, config.max_steps, 0.1, "cosine")
     generator = torch.Generator().manual_seed(env.dp_rank)
 
     def batches() -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
         while True:
-            ids = torch.randint(0, VOCAB, (config.micro_batch_size, config.seq_len + 1), generator=generator)
+            ids = torch.randint(0, VOCAB, (config.data.micro_batch_size, config.data.seq_len + 1), generator=generator)
             yield ids[:, :-1], ids[:, 1:]
 
     stream = batches()

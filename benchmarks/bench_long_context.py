@@ -3,8 +3,8 @@ evaluated at up to 8x it under each RoPE scaling, with and without a short exten
 
 A base model trains on shards packed at the short length; each scaling (factor = longest / trained length) is
 evaluated as is, then after `--extension-steps` at the longer shards starting from the base's weights
-(`train.init_from`). Reported per (scaling, extension, context length): the held-out loss of the last position
-bucket (the positions only the longer context reaches) and the passkey accuracy averaged over depths.
+(`train.checkpoint.init_from`). Reported per (scaling, extension, context length): the held-out loss of the last
+position bucket (the positions only the longer context reaches) and the passkey accuracy averaged over depths.
 
     pretrain corpus --set pack.seq_len=512 ...   # the same corpus packed at 512 tokens (docs/training.md)
     python benchmarks/bench_long_context.py --short-tokens ROOT/tokenize-A --long-tokens ROOT/tokenize-B \

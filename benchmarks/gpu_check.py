@@ -32,10 +32,10 @@ from bench_gpu_train import Shape, measure_training, report
 from pretrain_core.generate.config import GenerationConfig
 from pretrain_core.generate.decode import generate
 from pretrain_core.train.checkpoint import finish_save, load_checkpoint, start_save
-from pretrain_core.train.config import MODEL_PRESETS
 from pretrain_core.train.hardware import device_metrics
 from pretrain_core.train.model import GPT, ModelArgs, cross_entropy
 from pretrain_core.train.schedule import build_scheduler
+from pretrain_core.train.sections.model import MODEL_PRESETS
 
 
 def checkpoint_timing(shape: Shape, device: torch.device, root: str) -> dict[str, float]:

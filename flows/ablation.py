@@ -35,7 +35,7 @@ def ablation(spec: AblationSpec | None = None) -> AblationReport:
         "seeds per arm": spec.seeds,
         "tokens per run": first.max_steps * first.tokens_per_step,
         "steps": first.max_steps,
-        "model": first.model or f"{first.n_layer}x{first.d_model}",
+        "model": first.model.preset or f"{first.model.n_layer}x{first.model.d_model}",
         "held-out arm": spec.heldout_arm,
     }
     report = report_ablation(spec, score_urls, facts)

@@ -21,7 +21,7 @@ def train_and_evaluate(cfg: PipelineConfig) -> list[EvalResult]:
     train_cfg = training_config(cfg)
     checkpoints = launch_training(train_cfg, evaluate_with=cfg.evaluate)  # evaluated as they land, then reused
     evaluations = evaluate.map(
-        checkpoints, unmapped(train_cfg.tokens_url), unmapped(train_cfg.tokenizer_url), unmapped(cfg.evaluate)
+        checkpoints, unmapped(train_cfg.data.tokens_url), unmapped(train_cfg.data.tokenizer_url), unmapped(cfg.evaluate)
     )
     return list(evaluations.result())
 

@@ -12,6 +12,7 @@ from typing import Any
 import yaml
 
 from pretrain_cli.card_command import add_card_command, run_card
+from pretrain_cli.config_migrate import migrate_config_file
 from pretrain_cli.model_commands import MODEL_COMMANDS, add_model_commands, run_model_command
 from pretrain_cli.plan_command import add_plan_command, run_plan
 from pretrain_cli.sweep_commands import add_sweep_commands, run_coord_check, run_sweep
@@ -91,12 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="train (and evaluate) on the token shards of a finished corpus run, as a Prefect flow",
         description="Launch training under torchrun on the corpus's token shards, then evaluate each checkpoint. "
         "--from starts from another run's weights: with --set pack.seq_len=N (the shards packed longer) and --set "
-        "train.rope_scaling=yarn --set train.rope_scaling_factor=F it extends a model's context.",
+        "train.model.rope_scaling=yarn --set train.model.rope_scaling_factor=F it extends a model's context.",
     )
     _add_config_args(train)
     train.add_argument(
         "--from", dest="init_from", metavar="CHECKPOINT",
-        help="start from this checkpoint's weights (a checkpoint or a training output): train.init_from",
+        help="start from this checkpoint's weights (a checkpoint or a training output): train.checkpoint.init_from",
     )  # fmt: skip
 
     stage = commands.add_parser(
@@ -188,8 +189,18 @@ def build_parser() -> argparse.ArgumentParser:
         "fast paths (see docs/training.md).",
     )
 
-    config = commands.add_parser("config", help="show or validate a pipeline config")
-    config.add_argument("action", choices=("show", "validate"), help="show: print the resolved YAML; validate")
+    config = commands.add_parser(
+        "config",
+        help="show, validate or migrate a pipeline config",
+        description="show: print the resolved YAML; validate: check it; migrate FILE: print FILE with the train "
+        "config's old flat keys (train.lr, train.tensor_parallel) moved into their sections (train.optimizer.lr, "
+        "train.parallelism.tensor_parallel), or rewrite it with --write. Comments are not kept.",
+        epilog="example:\n  pretrain config migrate old.yaml --write",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    config.add_argument("action", choices=("show", "validate", "migrate"), help="what to do with the config")
+    config.add_argument("file", nargs="?", metavar="FILE", help="migrate: the YAML file to migrate")
+    config.add_argument("--write", action="store_true", help="migrate: rewrite FILE in place instead of printing")
     _add_config_args(config)
     return parser
 
@@ -323,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "120")
     try:
+        if args.command == "config" and args.action == "migrate":
+            return migrate_config_file(args.file, args.write)
         if args.command == "config":
             cfg = _load(args)
             if args.action == "show":
@@ -359,7 +372,7 @@ def main(argv: list[str] | None = None) -> int:
             from flows.train import train
 
             if args.init_from:
-                args.overrides = [*(args.overrides or []), f"train.init_from={args.init_from}"]
+                args.overrides = [*(args.overrides or []), f"train.checkpoint.init_from={args.init_from}"]
             _load_for_run(args, reads_sources=False)
             train(args.config, args.overrides)
         else:

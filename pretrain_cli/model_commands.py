@@ -78,7 +78,8 @@ def add_model_commands(commands: Any) -> None:
         description="safetensors: weights + config.json + tokenizer.model, loadable without pickle (by generate "
         "and serve too); onnx: the graph (ids -> logits) through torch's dynamo exporter, checked with ONNX "
         "Runtime; int8: that graph with int8 weights (ONNX Runtime dynamic quantisation), its size, speed and "
-        "held-out perplexity beside fp32; hf: a LlamaForCausalLM directory transformers loads (train.block=llama, "
+        "held-out perplexity beside fp32; hf: a LlamaForCausalLM directory transformers loads "
+        "(train.model.block=llama, "
         "RoPE; the logits checked through transformers when installed). The report is printed and written to "
         "export.json.",
     )

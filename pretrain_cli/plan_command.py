@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from pretrain_core.train.config import MODEL_PRESETS
+from pretrain_core.train.flat_keys import new_key
 from pretrain_core.train.planner import (
     GIB,
     MAX_GPUS,
@@ -20,6 +20,7 @@ from pretrain_core.train.planner import (
     smallest_fit,
 )
 from pretrain_core.train.precision import PRECISIONS
+from pretrain_core.train.sections.model import MODEL_PRESETS
 
 
 def add_plan_command(commands: Any) -> None:
@@ -82,9 +83,9 @@ def model_settings(args: argparse.Namespace) -> dict[str, Any]:
 
 def set_line(settings: dict[str, Any]) -> str:
     """`--set train.KEY=VALUE ...` for every setting given: a config file may set any of them otherwise."""
-    line = " ".join(f"--set train.{key}={str(value).lower() if isinstance(value, bool) else value}"
+    line = " ".join(f"--set train.{new_key(key)}={str(value).lower() if isinstance(value, bool) else value}"
                     for key, value in settings.items())  # fmt: skip
-    return line + (" --set train.rdzv_endpoint=HOST:PORT" if settings.get("nnodes", 1) > 1 else "")
+    return line + (f" --set train.{new_key('rdzv_endpoint')}=HOST:PORT" if settings.get("nnodes", 1) > 1 else "")
 
 
 def _what_would_fit(workload: Workload, args: argparse.Namespace, hardware: Hardware) -> str:

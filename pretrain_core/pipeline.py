@@ -433,13 +433,11 @@ def training_config(cfg: PipelineConfig) -> TrainConfig:
     """
     pipeline = CorpusPipeline(cfg)
     corpus_hash = pipeline.config_hash("tokenize")
-    return cfg.train.model_copy(
-        update={
-            "tokens_url": pipeline.root("tokenize"),
-            "tokenizer_url": storage.join(pipeline.root("tokenizer"), TOKENIZER_FILE),
-            "output_url": storage.join(cfg.storage.root, "train", f"corpus-{corpus_hash}"),
-            "seq_len": cfg.pack.seq_len,
-        }
+    return cfg.train.updated(
+        tokens_url=pipeline.root("tokenize"),
+        tokenizer_url=storage.join(pipeline.root("tokenizer"), TOKENIZER_FILE),
+        output_url=storage.join(cfg.storage.root, "train", f"corpus-{corpus_hash}"),
+        seq_len=cfg.pack.seq_len,
     )
 
 

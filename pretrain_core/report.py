@@ -74,7 +74,9 @@ def run_report(cfg: PipelineConfig, manifests: dict[str, StageManifest], evaluat
             name: {"docs_in": m.docs_in, "docs_out": m.docs_out, "dropped": m.dropped} for name, m in manifests.items()
         },
         train=train,
-        train_sample_sequences=train_cfg.eval_batches * train_cfg.micro_batch_size * train_cfg.data_parallel_size,
+        train_sample_sequences=train_cfg.monitor.eval_batches
+        * train_cfg.data.micro_batch_size
+        * train_cfg.data_parallel_size,
         evaluations=evals,
         evaluation_sequences=cfg.evaluate.batches_per_split * cfg.evaluate.batch_size,
     )

@@ -87,7 +87,7 @@ def evaluation_markdown(result: EvalResult) -> str:
     return "\n".join(lines)
 
 
-@task(cache_policy=NO_CACHE, task_run_name="torchrun-{cfg.nproc_per_node}x{cfg.nnodes}")
+@task(cache_policy=NO_CACHE, task_run_name="torchrun-{cfg.launch.nproc_per_node}x{cfg.launch.nnodes}")
 def launch_training(
     cfg: TrainConfig,
     timeout_s: float | None = None,
@@ -125,7 +125,7 @@ def launch_training(
 
 
 def _evaluate_beside(url: str, cfg: TrainConfig, evaluate_with: EvalConfig) -> EvalResult:
-    return evaluate_checkpoint(url, cfg.tokens_url, cfg.tokenizer_url, evaluate_with)
+    return evaluate_checkpoint(url, cfg.data.tokens_url, cfg.data.tokenizer_url, evaluate_with)
 
 
 def publish_loss_curve(output_url: str, name: str, monitor: TrainingMonitor) -> str | None:

@@ -49,7 +49,7 @@ def test_a_misplaced_key_is_pointed_to_where_it_lives() -> None:
 
 
 def test_out_of_range_override_names_the_key() -> None:
-    with pytest.raises(ConfigError, match=r"train\.lr"):
+    with pytest.raises(ConfigError, match=r"train\.optimizer\.lr"):
         load_config(overrides=["train.lr=-0.1"])
 
 
@@ -130,7 +130,7 @@ def test_every_count_and_size_has_an_upper_bound() -> None:
 )
 def test_nan_and_infinity_are_named_as_such(value: str, named: str) -> None:
     """YAML hands `nan` and `-inf` over as strings, `.nan` as a float: each is named for what it is."""
-    with pytest.raises(ConfigError, match=rf"train\.lr: {named} is refused: give a finite number \(given: "):
+    with pytest.raises(ConfigError, match=rf"train\.optimizer\.lr: {named} is refused: give a finite number \(given: "):
         load_config(None, [f"train.lr={value}"])
 
 
@@ -139,20 +139,22 @@ def test_a_refused_number_says_what_was_given_and_what_is_accepted() -> None:
         load_config(None, ["train.max_steps=1e32"])
     with pytest.raises(ConfigError, match=r"dedup\.threshold: .*\(given: 2; accepted: a number > 0\.0 and < 1\.0\)"):
         load_config(None, ["dedup.threshold=2"])
-    with pytest.raises(ConfigError, match=r"train\.strategy: Input should be 'ddp' or 'fsdp' \(given: 'zero'\)$"):
+    with pytest.raises(
+        ConfigError, match=r"train\.parallelism\.strategy: Input should be 'ddp' or 'fsdp' \(given: 'zero'\)$"
+    ):
         load_config(None, ["train.strategy=zero"])
 
 
 def test_exponent_notation_on_the_command_line_is_a_number() -> None:
     """PyYAML reads 2e3 as a string (YAML 1.1 wants a dot); an override means the number."""
     config = load_config(None, ["train.max_steps=2e3", "train.lr=3E-4"])
-    assert config.train.max_steps == 2000 and config.train.lr == 3e-4
+    assert config.train.max_steps == 2000 and config.train.optimizer.lr == 3e-4
 
 
 def test_warmup_longer_than_the_run_is_warned_about(caplog: pytest.LogCaptureFixture) -> None:
     with caplog.at_level(logging.WARNING, logger="pretrain_core.train.config"):
         load_config(None, ["train.max_steps=100", "train.warmup_steps=100"])
-    assert "train.warmup_steps 100 >= train.max_steps 100" in caplog.text
+    assert "train.optimizer.warmup_steps 100 >= train.max_steps 100" in caplog.text
 
 
 def _number_fields(model: type[BaseModel], prefix: str = "") -> list[tuple[str, FieldInfo]]:

@@ -112,9 +112,9 @@ def test_a_stage_without_input_says_which_stage_to_run(tmp_path: Path, small_con
 def test_training_reads_this_runs_shards_and_tokenizer(small_config_file: Path) -> None:
     cfg = load_config(small_config_file)
     train = training_config(cfg)
-    assert train.tokens_url == f"{cfg.storage.root}/corpus/tokenize"
-    assert train.tokenizer_url.endswith("corpus/tokenizer/tokenizer.model")
-    assert train.seq_len == cfg.pack.seq_len
+    assert train.data.tokens_url == f"{cfg.storage.root}/corpus/tokenize"
+    assert train.data.tokenizer_url.endswith("corpus/tokenizer/tokenizer.model")
+    assert train.data.seq_len == cfg.pack.seq_len
     rebuilt = training_config(load_config(small_config_file, ["pack.seq_len=128"]))
     assert rebuilt.output_url != train.output_url  # a new corpus trains a new run instead of resuming the old one
     assert training_config(load_config(small_config_file, ["train.max_steps=99"])).output_url == train.output_url
@@ -161,8 +161,8 @@ def test_by_config_layout_keys_each_stage_by_its_hash_so_configs_share_their_com
     assert base._fit_dir("quality") == stricter._fit_dir("quality")  # the cut-offs need no refit: one fit serves both
     assert base._fit_dir("dedup") != base.root("dedup")
     train = training_config(stricter.cfg)
-    assert train.tokens_url == stricter.root("tokenize")
-    assert train.tokenizer_url == f"{stricter.root('tokenizer')}/tokenizer.model"
+    assert train.data.tokens_url == stricter.root("tokenize")
+    assert train.data.tokenizer_url == f"{stricter.root('tokenizer')}/tokenizer.model"
     for name in ("ingest", "clean"):
         base.run_stage(name)
     assert stricter.finished("clean") is not None  # the other config finds the shared stage done

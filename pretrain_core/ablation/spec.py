@@ -107,16 +107,14 @@ class AblationSpec(StrictModel):
         steps = max(1, math.ceil(self.token_budget / base.tokens_per_step))
         every = max(1, steps // self.curve_points)
         corpus = CorpusPipeline(cfg).config_hash("tokenize")[:16]
-        return base.model_copy(
-            update={
-                "seed": seed,
-                "max_steps": steps,
-                "warmup_steps": min(base.warmup_steps, steps // 10),
-                "checkpoint_every": every,
-                "eval_every": every,
-                "keep_last_checkpoints": self.curve_points + 1,
-                "output_url": storage.join(self.output_root, "runs", f"{arm}-{corpus}", f"seed-{seed}"),
-            }
+        return base.updated(
+            seed=seed,
+            max_steps=steps,
+            warmup_steps=min(base.optimizer.warmup_steps, steps // 10),
+            checkpoint_every=every,
+            eval_every=every,
+            keep_last_checkpoints=self.curve_points + 1,
+            output_url=storage.join(self.output_root, "runs", f"{arm}-{corpus}", f"seed-{seed}"),
         )
 
 

@@ -34,6 +34,7 @@ from pretrain_core.train.checkpoint import (
     prune_as_configured,
     read_meta,
     resolve_checkpoint,
+    saved_setting,
 )
 from pretrain_core.train.config import EvalConfig
 from pretrain_core.train.data import Sequences, load_sequences
@@ -328,7 +329,7 @@ def _evaluate(
     torch.set_num_threads(cfg.num_threads)
     keep_freed_memory()
     model, meta = load_model(url, "cuda" if torch.cuda.is_available() else "cpu")
-    tokens_url = tokens_url or meta["config"]["tokens_url"]
+    tokens_url = tokens_url or saved_setting(meta, "tokens_url")
     tokenizer_url = tokenizer_url or meta["tokenizer_url"]
     tokenizer, sha256 = load_tokenizer(tokenizer_url)
     if sha256 != meta["tokenizer_sha256"]:
@@ -339,7 +340,7 @@ def _evaluate(
     for split in SPLITS:
         phase(f"{split} split")
         sequences = load_sequences(tokens_url, split, seq_len)
-        masking = masking_of(model.args, float(meta["config"].get("mask_rate", 0.15)))
+        masking = masking_of(model.args, float(saved_setting(meta, "mask_rate", 0.15)))
         splits[split] = score_split(model, sequences, byte_lengths, cfg, masking)
     causal = model.args.causal  # a masked-objective model neither generates nor scores continuations
     wanted = phases_of(cfg, causal)

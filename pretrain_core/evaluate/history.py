@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from pretrain_core import storage
 from pretrain_core.evaluate.evaluator import EvalResult
-from pretrain_core.train.checkpoint import MANIFEST, completed_checkpoints, read_meta
+from pretrain_core.train.checkpoint import MANIFEST, completed_checkpoints, read_meta, saved_setting
 
 RESULTS_FILE = "eval_results.parquet"
 OVERALL = "all"
@@ -104,7 +104,7 @@ def describe_checkpoint(checkpoint_url: str) -> RunCheckpoint:
         runs_root=match["root"],
         step=int(meta["step"]),
         checkpoint_url=url,
-        tokens_url=meta["config"]["tokens_url"],
+        tokens_url=saved_setting(meta, "tokens_url"),
         tokenizer_url=meta["tokenizer_url"],
     )
 

@@ -25,7 +25,7 @@ import torch
 from pydantic import BaseModel
 
 from pretrain_core import storage
-from pretrain_core.train.checkpoint import TOKENIZER_FILE, load_model, resolve_checkpoint
+from pretrain_core.train.checkpoint import TOKENIZER_FILE, load_model, resolve_checkpoint, saved_setting
 from pretrain_core.train.data import load_sequences
 from pretrain_core.train.model import GPT, cross_entropy
 from pretrain_core.train.model_args import RopeScaling
@@ -213,7 +213,7 @@ def evaluate_checkpoint_long_context(
     url = resolve_checkpoint(url)
     model, meta = load_model(url)
     tokenizer, _ = load_tokenizer(storage.join(url, TOKENIZER_FILE))
-    windows = load_sequences(tokens_url or meta["config"]["tokens_url"], "validation", model.args.max_seq_len).ids
+    windows = load_sequences(tokens_url or saved_setting(meta, "tokens_url"), "validation", model.args.max_seq_len).ids
     extended = at_length(model, max(lengths), scaling, factor)
     result = evaluate_long_context(extended, tokenizer, windows, lengths, sequences, passkey_trials)
     stem = storage.join(url, f"long_context-{result.rope_scaling}-x{result.rope_scaling_factor:g}")

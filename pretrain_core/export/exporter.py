@@ -22,7 +22,7 @@ from pydantic import BaseModel
 from pretrain_core import storage
 from pretrain_core.export import hf_format, safetensors_format
 from pretrain_core.export.bundle import ModelBundle, load_bundle
-from pretrain_core.train.checkpoint import TOKENIZER_FILE
+from pretrain_core.train.checkpoint import TOKENIZER_FILE, saved_setting
 from pretrain_core.train.data import load_sequences
 from pretrain_core.train.model import GPT
 from pretrain_core.train.precision import Precision
@@ -93,7 +93,7 @@ def perplexity(logits: Logits, sequences: np.ndarray, batch_size: int = 4) -> fl
 
 def heldout_sequences(bundle: ModelBundle, tokens_url: str | None, limit: int) -> np.ndarray:
     """Up to ``limit`` validation sequences of the token shards the model was trained on (or ``tokens_url``)."""
-    url = tokens_url or bundle.meta.get("tokens_url") or bundle.meta.get("config", {}).get("tokens_url")
+    url = tokens_url or bundle.meta.get("tokens_url") or saved_setting(bundle.meta, "tokens_url")
     if not url or limit == 0:
         return np.zeros((0, bundle.model.args.max_seq_len + 1), np.int32)
     ids = load_sequences(url, "validation", bundle.model.args.max_seq_len).ids
@@ -119,7 +119,7 @@ def export_model(
     provenance = {
         "step": bundle.step,
         "source_url": bundle.source_url,
-        "tokens_url": bundle.meta.get("tokens_url") or bundle.meta.get("config", {}).get("tokens_url"),
+        "tokens_url": bundle.meta.get("tokens_url") or saved_setting(bundle.meta, "tokens_url"),
     }
     speeds = {"torch_fp32": tokens_per_second(reference, model)}
     ppl: dict[str, float] = {}

@@ -43,7 +43,10 @@ HF_NAMES = {
 def hf_problems(args: ModelArgs) -> list[str]:
     """What keeps this model out of `LlamaForCausalLM`, one line each (empty: it exports)."""
     checks = [
-        (args.block != "llama", "the GELU block has no Hugging Face Llama equivalent: train with train.block=llama"),
+        (
+            args.block != "llama",
+            "the GELU block has no Hugging Face Llama equivalent: train with train.model.block=llama",
+        ),
         (args.position_encoding != "rope", f"{args.position_encoding} positions: Llama rotates (RoPE)"),
         (not args.causal, "the masked objective: LlamaForCausalLM predicts the next token"),
         (args.parametrization == "mup", "µP's output and attention multipliers: Llama has neither"),

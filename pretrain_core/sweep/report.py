@@ -85,10 +85,10 @@ def transferred_config(spec: SweepSpec, params: dict[str, Choice]) -> dict[str, 
     proxy = spec.base_train()
     target = spec.transfer_to
     train.update({name: value for name, value in params.items() if name not in BETAS})
-    train["betas"] = [float(params.get(name, proxy.betas[i])) for i, name in enumerate(BETAS)]
+    train["betas"] = [float(params.get(name, proxy.optimizer.betas[i])) for i, name in enumerate(BETAS)]
     train.update(
-        model=None, n_layer=target.n_layer or proxy.model_shape()[0], n_head=target.n_head, d_model=target.d_model,
-        parametrization="mup", mup_base_width=proxy.model_shape()[2],
+        model=None, n_layer=target.n_layer or proxy.model.shape()[0], n_head=target.n_head, d_model=target.d_model,
+        parametrization="mup", mup_base_width=proxy.model.shape()[2],
     )  # fmt: skip
     return config
 

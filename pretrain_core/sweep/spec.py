@@ -24,6 +24,7 @@ from pretrain_core.config_base import Seed, StrictModel
 from pretrain_core.limits import MAX_CORPUS_TOKENS
 from pretrain_core.pipeline import CorpusPipeline, training_config
 from pretrain_core.train.config import TrainConfig
+from pretrain_core.train.flat_keys import new_key
 
 CPU_PRESET = Path(str(files("pretrain_core").joinpath("defaults", "sweep-cpu.yaml")))
 # what a sweep may search: training fields, and AdamW's two betas by name
@@ -109,8 +110,8 @@ class SweepSpec(StrictModel):
         unknown = sorted(set(self.space) - SEARCHABLE)
         if unknown:
             raise ValueError(f"cannot search {unknown}: searchable are {sorted(SEARCHABLE)}")
-        if self.transfer_to is not None and self.base_train().parametrization != "mup":
-            raise ValueError("transfer_to needs the proxy trained with train.parametrization=mup")
+        if self.transfer_to is not None and self.base_train().model.parametrization != "mup":
+            raise ValueError("transfer_to needs the proxy trained with train.model.parametrization=mup")
         if self.include_base:
             outside = [
                 f"{name}={value}" for name, value in self.base_values().items() if not self.space[name].holds(value)
@@ -137,13 +138,13 @@ class SweepSpec(StrictModel):
 
     def set_line(self, params: dict[str, Choice]) -> str:
         """`--set` overrides that train with ``params`` on the sweep's corpus and proxy model (`pretrain train`)."""
-        betas = list(self.base_train().betas)
+        betas = list(self.base_train().optimizer.betas)
         for name in BETAS:
             if name in params:
                 betas[BETAS.index(name)] = float(params[name])
-        settings = [f"train.{name}={value}" for name, value in params.items() if name not in BETAS]
+        settings = [f"train.{new_key(name)}={value}" for name, value in params.items() if name not in BETAS]
         if any(name in params for name in BETAS):
-            settings.append(f"train.betas=[{betas[0]},{betas[1]}]")
+            settings.append(f"train.{new_key('betas')}=[{betas[0]},{betas[1]}]")
         return " ".join(f"--set {item}" for item in [*self.base_overrides, *settings])
 
     def base_train(self) -> TrainConfig:
@@ -152,36 +153,35 @@ class SweepSpec(StrictModel):
     def base_values(self) -> dict[str, Choice]:
         """The base config's value of every searched setting (the first trial's, with include_base)."""
         base = self.base_train()
-        return {name: base.betas[BETAS.index(name)] if name in BETAS else getattr(base, name) for name in self.space}
+        return {
+            name: base.optimizer.betas[BETAS.index(name)] if name in BETAS else base.setting(name)
+            for name in self.space
+        }
 
     def train_config(self, params: dict[str, Choice]) -> TrainConfig:
         """The trial's run: the base with ``params`` set, `token_budget` tokens, `evaluations` validation points,
         under `<root>/trials/<hash of params>` (a ValueError when the combination is not a valid config)."""
-        base = self.base_train().model_dump()
+        base = self.base_train()
         settings = {name: value for name, value in params.items() if name not in BETAS}
-        betas = list(base["betas"])
+        betas = list(base.optimizer.betas)
         for name in BETAS:
             if name in params:
                 betas[BETAS.index(name)] = float(params[name])
-        values = {**base, **settings, "betas": tuple(betas)}
-        probe = TrainConfig(**values)
+        probe = base.updated(**settings, betas=tuple(betas))
         steps = probe.max_steps
         if self.token_budget is not None:
             steps = max(1, math.ceil(self.token_budget / probe.tokens_per_step))
         every = max(1, steps // self.evaluations)
         key = hashlib.sha256(json.dumps(params, sort_keys=True).encode()).hexdigest()[:12]
-        return TrainConfig(
-            **{
-                **values,
-                "max_steps": steps,
-                "warmup_steps": min(int(values["warmup_steps"]), max(0, steps - 1)),
-                "eval_every": every,
-                "checkpoint_every": steps,
-                "checkpoint_every_minutes": None,
-                "keep_last_checkpoints": 1,
-                "prune_waits_for_evaluation": False,
-                "output_url": storage.join(self.root, "trials", key),
-            }
+        return probe.updated(
+            max_steps=steps,
+            warmup_steps=min(probe.optimizer.warmup_steps, max(0, steps - 1)),
+            eval_every=every,
+            checkpoint_every=steps,
+            checkpoint_every_minutes=None,
+            keep_last_checkpoints=1,
+            prune_waits_for_evaluation=False,
+            output_url=storage.join(self.root, "trials", key),
         )
 
 

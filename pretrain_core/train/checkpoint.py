@@ -35,6 +35,7 @@ from torch.distributed.checkpoint.state_dict import (
 from pretrain_core import storage
 from pretrain_core.train.dcp_format import INDEX, load_shards, save_shards, saved_tensors
 from pretrain_core.train.distributed import reshard
+from pretrain_core.train.flat_keys import FLAT_KEYS, into_sections
 from pretrain_core.train.model import GPT, ModelArgs
 
 MANIFEST = "manifest.json"
@@ -337,12 +338,20 @@ def prune_checkpoints(
 
 def prune_as_configured(output_url: str, config: dict[str, Any]) -> list[int]:
     """Prune with the settings of the run's config (a `TrainConfig` dumped into every checkpoint's meta)."""
+    settings = into_sections(config, warn=False).get("checkpoint", {})  # saved before the sections, too
     return prune_checkpoints(
         output_url,
-        int(config.get("keep_last_checkpoints", 2)),
-        bool(config.get("prune_waits_for_evaluation", False)),
-        bool(config.get("keep_best_checkpoint", False)),
+        int(settings.get("keep_last_checkpoints", 2)),
+        bool(settings.get("prune_waits_for_evaluation", False)),
+        bool(settings.get("keep_best_checkpoint", False)),
     )
+
+
+def saved_setting(meta: dict[str, Any], name: str, default: Any = None) -> Any:
+    """A setting of the config a checkpoint was trained under, by its flat name (`tokens_url`, `mask_rate`)."""
+    section, field = FLAT_KEYS[name]
+    config = into_sections(meta.get("config", {}), warn=False)  # a checkpoint saved before the sections, too
+    return config.get(section, {}).get(field, default)
 
 
 def read_meta(url: str) -> dict[str, Any]:
@@ -350,11 +359,12 @@ def read_meta(url: str) -> dict[str, Any]:
     the token shards and tokenizer it names are looked up where they lie relative to the run now, if they are
     there."""
     meta: dict[str, Any] = storage.read_json(storage.join(url, "meta.json"))
-    config = meta.get("config", {})
+    config = meta["config"] = into_sections(meta.get("config", {}), warn=False)  # saved before the sections, too
     run_then, run_now = config.get("output_url"), url.rstrip("/").rsplit("/checkpoints/", 1)[0]
     if run_then is None or run_now == url.rstrip("/"):
         return meta  # a checkpoint outside a run's checkpoints/ folder: nothing to relocate by
-    for holder, key in ((config, "tokens_url"), (config, "tokenizer_url"), (meta, "tokenizer_url")):
+    data = config.setdefault("data", {})
+    for holder, key in ((data, "tokens_url"), (data, "tokenizer_url"), (meta, "tokenizer_url")):
         there = storage.moved(holder[key], run_then, run_now) if holder.get(key) else None
         if there is not None and there != holder[key] and storage.exists(there):  # no lookup for a run in place
             holder[key] = there

@@ -36,7 +36,7 @@ def shard_urls(tokens_url: str) -> list[str]:
     if not urls:
         raise FileNotFoundError(
             f"no token shards under {storage.join(tokens_url, 'data')}: name a finished build's tokenize output "
-            "(`pretrain evaluate`/`export`: --tokens-url; training: --set storage.root=ROOT or train.tokens_url)"
+            "(`pretrain evaluate`/`export`: --tokens-url; training: --set storage.root=ROOT or train.data.tokens_url)"
         )
     return urls
 

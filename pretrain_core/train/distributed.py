@@ -122,16 +122,21 @@ def wrap_model(model: GPT, config: TrainConfig, env: DistEnv) -> nn.Module:
         return model
     for layer in moe_layers(model):
         layer.count_group = dist.group.WORLD
-    if config.expert_parallel > 1:
-        experts = shard_experts(model, config.expert_parallel, env.device)
+    if config.parallelism.expert_parallel > 1:
+        experts = shard_experts(model, config.parallelism.expert_parallel, env.device)
         DistributedDataParallel._set_params_and_buffers_to_ignore_for_model(model, experts)
-    if config.strategy == "fsdp":
+    if config.parallelism.strategy == "fsdp":
         for block in model.blocks.values():
             fully_shard(block)
         fully_shard(model)
         return model
     replicated = DistributedDataParallel(model, device_ids=[env.local_rank] if env.device.type == "cuda" else None)
-    compress_gradients(replicated, config.gradient_compression, config.powersgd_rank, config.powersgd_start_step)
+    compress_gradients(
+        replicated,
+        config.parallelism.gradient_compression,
+        config.parallelism.powersgd_rank,
+        config.parallelism.powersgd_start_step,
+    )
     return replicated
 
 

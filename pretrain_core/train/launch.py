@@ -34,15 +34,15 @@ def torchrun_command(config: TrainConfig, config_path: str) -> list[str]:
 
     ``config_path`` may be any URL the workers can read, e.g. the one `write_config` returns.
     """
-    cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={config.nproc_per_node}"]
-    if config.rdzv_endpoint is None:
+    cmd = [sys.executable, "-m", "torch.distributed.run", f"--nproc-per-node={config.launch.nproc_per_node}"]
+    if config.launch.rdzv_endpoint is None:
         cmd.append("--standalone")
     else:
-        rdzv_id = config.rdzv_id or hashlib.sha256(config.output_url.encode()).hexdigest()[:16]
+        rdzv_id = config.launch.rdzv_id or hashlib.sha256(config.output_url.encode()).hexdigest()[:16]
         cmd += [
-            f"--nnodes={config.nnodes}",
+            f"--nnodes={config.launch.nnodes}",
             "--rdzv-backend=c10d",
-            f"--rdzv-endpoint={config.rdzv_endpoint}",
+            f"--rdzv-endpoint={config.launch.rdzv_endpoint}",
             f"--rdzv-id={rdzv_id}",
         ]
     return [*cmd, "-m", "pretrain_core.train", "--config", config_path]

@@ -6,6 +6,7 @@ import torch
 from torch import nn
 
 from pretrain_core.train.config import TrainConfig
+from pretrain_core.train.sections.optimizer import OptimizerConfig
 
 
 def parameter_groups(
@@ -31,14 +32,20 @@ def parameter_groups(
     ]
 
 
-def build_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.AdamW:
+def build_adamw(
+    model: nn.Module, config: OptimizerConfig, peak_lr: float, width_mult: float = 1.0
+) -> torch.optim.AdamW:
     """AdamW at the peak lr; under µP the hidden matrices (the decayed group) take lr / width multiplier, so the
     lr tuned at the base width transfers to wider models (muTransfer, Yang et al. 2022, Adam's table)."""
-    width_mult = config.model_shape()[2] / config.mup_base_width if config.parametrization == "mup" else 1.0
     return torch.optim.AdamW(
-        parameter_groups(model, config.weight_decay, config.peak_lr(), width_mult),
-        lr=config.peak_lr(),
+        parameter_groups(model, config.weight_decay, peak_lr, width_mult),
+        lr=peak_lr,
         betas=config.betas,
         eps=config.eps,
         weight_decay=config.weight_decay,
     )
+
+
+def build_optimizer(model: nn.Module, config: TrainConfig) -> torch.optim.AdamW:
+    """The run's AdamW: its optimizer section at the run's peak lr and the model's µP width multiplier."""
+    return build_adamw(model, config.optimizer, config.peak_lr(), config.model.width_mult)

@@ -13,10 +13,12 @@ from pydantic import Field
 from pretrain_core import storage
 from pretrain_core.config_base import StrictModel
 from pretrain_core.limits import MAX_SECONDS
-from pretrain_core.train.config import ModelPreset, TrainConfig
+from pretrain_core.train.config import TrainConfig
+from pretrain_core.train.flat_keys import FLAT_KEYS, SECTIONS, into_sections
 from pretrain_core.train.layout import PipelineSchedule
 from pretrain_core.train.model_args import Objective, Parametrization, PositionEncoding, RopeScaling
 from pretrain_core.train.precision import Precision
+from pretrain_core.train.sections.model import ModelConfig, ModelPreset
 
 
 def default_run_name(model: str, max_steps: int, now: datetime | None = None) -> str:
@@ -34,10 +36,13 @@ _BOUND_WORDS = {"ge": "≥", "gt": ">", "le": "≤", "lt": "<"}
 
 
 def _knob(name: str) -> Any:
-    """TrainConfig's own field (default, bounds, description): the form cannot drift from the config it fills.
+    """The config section's own field (default, bounds, description): the form cannot drift from the config it
+    fills.
     The bounds are also spelt out in the description, which the UI shows beside the input (it enforces them
     silently otherwise)."""
-    field = copy.deepcopy(TrainConfig.model_fields[name])
+    section, field_name = FLAT_KEYS.get(name, ("", name))
+    holder = SECTIONS[section] if section else TrainConfig
+    field = copy.deepcopy(holder.model_fields[field_name])
     bounds = [
         f"{_BOUND_WORDS[attr]} {getattr(meta, attr):g}"
         for meta in field.metadata
@@ -66,7 +71,7 @@ class TrainRunParams(StrictModel):
     time limit are the form's own."""
 
     model: ModelPreset = Field(
-        default=TrainConfig.model_fields["model"].default,
+        default=ModelConfig.model_fields["preset"].default,
         description="Model size preset: tiny (1.8M), small (23M), 124m, 350m, 760m, 2b-deep (the articles' sizes).",
     )
     max_steps: int = _knob("max_steps")
@@ -125,4 +130,6 @@ class TrainRunParams(StrictModel):
 
     def to_train_config(self) -> TrainConfig:
         """The full, validated training config; knobs not on the form keep TrainConfig's defaults."""
-        return TrainConfig(model=self.model, output_url=self.output_url, **self.model_dump(include=set(FORM_KNOBS)))
+        knobs = into_sections(self.model_dump(include=set(FORM_KNOBS)), warn=False)
+        return TrainConfig.model_validate({**knobs, "model": {**knobs.get("model", {}), "preset": self.model},
+                                           "output_url": self.output_url})  # fmt: skip

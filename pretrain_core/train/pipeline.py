@@ -160,9 +160,9 @@ def build_pipeline(model: GPT, config: TrainConfig, env: DistEnv) -> Pipeline:
     schedules), split and shard them on the mesh, and wrap them in the schedule."""
     assert env.mesh is not None
     pp = env.pp_size
-    per_rank = stages_per_rank(config.pipeline_schedule, config.pipeline_virtual_stages)
+    per_rank = stages_per_rank(config.parallelism.pipeline_schedule, config.parallelism.pipeline_virtual_stages)
     n_stages = pp * per_rank
-    ranges = split_layers(model.args.n_layer, n_stages, config.pipeline_layers_per_stage)
+    ranges = split_layers(model.args.n_layer, n_stages, config.parallelism.pipeline_layers_per_stage)
     stage_ids = [env.pp_rank + pp * i for i in range(per_rank)]
     first, last = 0 in stage_ids, n_stages - 1 in stage_ids
     parts = [model_part(model, ranges[stage], stage == 0, stage == n_stages - 1) for stage in stage_ids]
@@ -175,10 +175,10 @@ def build_pipeline(model: GPT, config: TrainConfig, env: DistEnv) -> Pipeline:
         for part, stage in zip(parts, stage_ids, strict=True)
     ]
     loss = ScaledLoss()
-    schedule_class = SCHEDULES[config.pipeline_schedule]
-    looped = config.pipeline_schedule in LOOPED_SCHEDULES
+    schedule_class = SCHEDULES[config.parallelism.pipeline_schedule]
+    looped = config.parallelism.pipeline_schedule in LOOPED_SCHEDULES
     schedule = schedule_class(
-        stages if looped else stages[0], n_microbatches=config.microbatches, loss_fn=loss, scale_grads=False
+        stages if looped else stages[0], n_microbatches=config.parallelism.microbatches, loss_fn=loss, scale_grads=False
     )
     tied_group = _tied_groups(env)
-    return Pipeline(schedule, parts, rank_model, first, last, group, tied_group, config.microbatches, loss)
+    return Pipeline(schedule, parts, rank_model, first, last, group, tied_group, config.parallelism.microbatches, loss)

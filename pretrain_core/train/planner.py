@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from itertools import product
 from typing import Any, Literal, get_args
 
-from pretrain_core.train.config import MODEL_PRESETS, TrainConfig
+from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.flops import flops_per_token
 from pretrain_core.train.layout import (
     LOOPED_SCHEDULES,
@@ -36,6 +36,7 @@ from pretrain_core.train.layout import (
     stages_per_rank,
 )
 from pretrain_core.train.precision import Precision
+from pretrain_core.train.sections.model import MODEL_PRESETS
 
 GIB = 2**30
 LAYER_BYTES_PER_WIDTH = {"fp32": 76, "bf16": 52, "fp16": 52}  # activations kept per token per block, x d_model
@@ -45,7 +46,7 @@ HEAD_WIDTHS = 3  # the final norm's input and output and the embedding's output,
 SCORE_COPIES = 3  # context-parallel attention: scores, masked scores, exponentials (fp32)
 DEFAULT_GPU_MEMORY_GIB = 80.0
 HEADROOM = 0.9  # the allocator's fragmentation, CUDA context and NCCL buffers take the rest
-MAX_GPUS = 4096  # the most `fewest_gpus` tries, as `train.nnodes` x 8 allows
+MAX_GPUS = 4096  # the most `fewest_gpus` tries, as `train.launch.nnodes` x 8 allows
 Strategy = Literal["ddp", "fsdp"]
 
 
@@ -316,22 +317,27 @@ def settings_of(candidate: Candidate, gpus_per_node: int) -> dict[str, Any]:
 
 
 def workload_of(config: TrainConfig, vocab_size: int) -> Workload:
-    n_layer, n_head, d_model = config.model_shape()
-    global_batch = config.micro_batch_size * config.grad_accum_steps * config.data_parallel_size
-    return Workload(n_layer, n_head, d_model, vocab_size, config.seq_len, global_batch, config.precision)
+    n_layer, n_head, d_model = config.model.shape()
+    global_batch = config.data.micro_batch_size * config.data.grad_accum_steps * config.data_parallel_size
+    return Workload(n_layer, n_head, d_model, vocab_size, config.data.seq_len, global_batch, config.compute.precision)
 
 
 def candidate_of(config: TrainConfig) -> Candidate:
     return Candidate(
-        config.layout, config.micro_batch_size, config.grad_accum_steps, config.activation_checkpointing,
-        config.pipeline_schedule, config.microbatches if config.pipeline_parallel > 1 else 1, config.strategy,
-    )  # fmt: skip
+        config.layout,
+        config.data.micro_batch_size,
+        config.data.grad_accum_steps,
+        config.compute.activation_checkpointing,
+        config.parallelism.pipeline_schedule,
+        config.parallelism.microbatches if config.parallelism.pipeline_parallel > 1 else 1,
+        config.parallelism.strategy,
+    )
 
 
 def check_fits(config: TrainConfig, vocab_size: int) -> MemoryEstimate:
     """The estimate for a run's own layout; a one-line error when `gpu_memory_gib` is set and it does not fit."""
     estimate = estimate_memory(workload_of(config, vocab_size), candidate_of(config))
-    limit = config.gpu_memory_gib
+    limit = config.launch.gpu_memory_gib
     if limit is not None and estimate.peak > limit * GIB * HEADROOM:
         raise ValueError(
             f"this layout needs about {estimate.peak / GIB:.1f} GiB per GPU (weights {estimate.parameters / GIB:.1f}, "

@@ -96,10 +96,12 @@ class TrainingSupervisor:
             self.log.info("%s already trained to step %d under this config: nothing to do", self.name, done["steps"])
             announce_unannounced(cfg.output_url, self.announced, self.hooks.announce)  # killed after its last save
             return [url for _, url in completed_checkpoints(cfg.output_url)]
-        if cfg.gpu_memory_gib is not None:  # refused here, before any process starts, when it cannot fit
-            tokenizer, _ = load_tokenizer(cfg.tokenizer_url)
-            estimate = check_fits(cfg, tokenizer.get_piece_size() + (cfg.objective == "masked"))
-            self.log.info("estimated peak %.1f GiB per GPU (of %g): fits", estimate.peak / GIB, cfg.gpu_memory_gib)
+        if cfg.launch.gpu_memory_gib is not None:  # refused here, before any process starts, when it cannot fit
+            tokenizer, _ = load_tokenizer(cfg.data.tokenizer_url)
+            estimate = check_fits(cfg, tokenizer.get_piece_size() + (cfg.model.objective == "masked"))
+            self.log.info(
+                "estimated peak %.1f GiB per GPU (of %g): fits", estimate.peak / GIB, cfg.launch.gpu_memory_gib
+            )
         self.hooks.progress(100 * max(self.announced, default=0) / cfg.max_steps, f"starting under {cfg.output_url}")
         code = self._supervise()
         if code != 0 and self.stop_when is not None and self.cancel.is_set():  # torchrun reports the SIGTERM
@@ -114,7 +116,7 @@ class TrainingSupervisor:
 
     def _supervise(self) -> int:
         """torchrun's exit code, with every checkpoint announced (and evaluated) as it lands."""
-        env = {"OMP_NUM_THREADS": str(self.cfg.num_threads), "OMP_WAIT_POLICY": "PASSIVE"}
+        env = {"OMP_NUM_THREADS": str(self.cfg.launch.num_threads), "OMP_WAIT_POLICY": "PASSIVE"}
         command = torchrun_command(self.cfg, write_config(self.cfg))
         shown = ""
         with (

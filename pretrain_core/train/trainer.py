@@ -28,6 +28,7 @@ from pretrain_core.train.checkpoint import (
     load_model,
     read_meta,
     resolve_checkpoint,
+    saved_setting,
     unevaluated_checkpoints,
     unsharded_copy,
 )
@@ -52,10 +53,8 @@ from pretrain_core.train.metrics import MetricsLogger
 from pretrain_core.train.model import GPT
 from pretrain_core.train.moe import moe_stats
 from pretrain_core.train.objective import masking_of
-from pretrain_core.train.optim import build_optimizer
 from pretrain_core.train.pipeline import build_pipeline
 from pretrain_core.train.preemption import stop_on_sigterm
-from pretrain_core.train.schedule import build_scheduler
 from pretrain_core.train.step import (
     TORCH_DTYPES,
     PhaseTimer,
@@ -86,9 +85,9 @@ def train(
 
     ``on_checkpoint(url, step)`` runs on rank 0 after each checkpoint is complete.
     """
-    torch.set_num_threads(config.num_threads)
+    torch.set_num_threads(config.launch.num_threads)
     keep_freed_memory()
-    env = init_distributed(config.backend, layout=config.layout)
+    env = init_distributed(config.launch.backend, layout=config.layout)
     try:
         with stop_on_sigterm(stop or threading.Event()) as stop_event:
             return Trainer(config, env, on_checkpoint).fit(stop_event)
@@ -99,53 +98,57 @@ def train(
 class Trainer:
     def __init__(self, config: TrainConfig, env: DistEnv, on_checkpoint: Sequence[CheckpointCallback] = ()) -> None:
         self.config, self.env = config, env
-        self.checkpointer = Checkpointer(config.output_url, config.async_checkpoints, env, on_checkpoint)
-        self.tokenizer_proto = storage.read_bytes(config.tokenizer_url)
+        self.checkpointer = Checkpointer(config.output_url, config.checkpoint.async_checkpoints, env, on_checkpoint)
+        self.tokenizer_proto = storage.read_bytes(config.data.tokenizer_url)
         tokenizer, self.tokenizer_sha256 = tokenizer_from_proto(self.tokenizer_proto)
         random.seed(config.seed)
         np.random.seed(config.seed)
         torch.manual_seed(config.seed)
         self.resumed_from = latest_checkpoint(config.output_url)
-        start_from = config.init_from if config.init_from and not self.resumed_from else None
+        start_from = config.checkpoint.init_from if config.checkpoint.init_from and not self.resumed_from else None
         if start_from is not None:
             start_from = resolve_checkpoint(start_from)
             self.config = config = _extending(config, read_meta(start_from))
-        self.model = GPT(config.model_args(tokenizer.get_piece_size())).to(env.device)
+        self.model = config.model.build(tokenizer.get_piece_size(), config.data.seq_len).to(env.device)
         if start_from is not None:
             self._start_from(start_from)
-        self.model.activation_checkpointing = config.activation_checkpointing
-        self.masking = masking_of(self.model.args, config.mask_rate)
-        if config.compile:
+        self.model.activation_checkpointing = config.compute.activation_checkpointing
+        self.masking = masking_of(self.model.args, config.model.mask_rate)
+        if config.compute.compile:
             compile_in_place(self.model, config, env)
-        self.pipeline = build_pipeline(self.model, config, env) if config.pipeline_parallel > 1 else None
+        self.pipeline = build_pipeline(self.model, config, env) if config.parallelism.pipeline_parallel > 1 else None
         self.shard = None
         if env.cp_size > 1:
             assert env.mesh is not None
             cp_group = env.mesh["cp"].get_group()
-            self.shard = SequenceShard.of(config.seq_len, env.cp_size, env.cp_rank, cp_group, env.device)
+            self.shard = SequenceShard.of(config.data.seq_len, env.cp_size, env.cp_rank, cp_group, env.device)
         self.wrapped = self.pipeline.rank_model if self.pipeline else wrap_model(self.model, config, env)
-        self.optimizer = build_optimizer(self.wrapped, config)
-        self.scheduler = build_scheduler(
-            self.optimizer, config.warmup_steps, config.max_steps, config.min_lr_ratio, config.lr_schedule
+        self.optimizer, self.scheduler = config.optimizer.build(
+            self.wrapped, config.peak_lr(), config.max_steps, config.model.width_mult
         )
-        if config.lr_reference_batch_tokens is not None and env.is_main:
+        if config.optimizer.lr_reference_batch_tokens is not None and env.is_main:
             log.info(
                 "peak lr %.4g: lr %.4g scaled by %d / %d tokens per step (linear scaling rule)",
-                config.peak_lr(), config.lr, config.tokens_per_step, config.lr_reference_batch_tokens,
-            )  # fmt: skip
+                config.peak_lr(),
+                config.optimizer.lr,
+                config.tokens_per_step,
+                config.optimizer.lr_reference_batch_tokens,
+            )
         self.state: dict[str, Any] = {"step": 0, "data": {}, "tokens_seen": 0, "initial_validation_loss": None}
         if self.resumed_from:
             if read_meta(self.resumed_from)["tokenizer_sha256"] != self.tokenizer_sha256:
-                raise ValueError(f"{self.resumed_from} was trained with another tokenizer than {config.tokenizer_url}")
+                raise ValueError(
+                    f"{self.resumed_from} was trained with another tokenizer than {config.data.tokenizer_url}"
+                )
             self.state = load_checkpoint(self.resumed_from, self.wrapped, self.optimizer, self.scheduler)
             log.info("resuming from %s at step %d", self.resumed_from, self.state["step"])
-        self.train_rows = load_sequences(config.tokens_url, "train", config.seq_len).ids
-        self.val_rows = load_sequences(config.tokens_url, "validation", config.seq_len).ids
+        self.train_rows = load_sequences(config.data.tokens_url, "train", config.data.seq_len).ids
+        self.val_rows = load_sequences(config.data.tokens_url, "validation", config.data.seq_len).ids
         self.train_data_sha256 = hashlib.sha256(self.train_rows.tobytes()).hexdigest()
         if self.resumed_from:
             self._check_resumable(self.resumed_from)
         self._restore_position()
-        self.scaler = grad_scaler(config.precision, env.device, config.loss_scale_init)
+        self.scaler = grad_scaler(config.compute.precision, env.device, config.compute.loss_scale_init)
         if self.scaler is not None and self.state.get("grad_scaler"):
             self.scaler.load_state_dict(self.state["grad_scaler"])
         self.overflow_steps = int(self.state.get("overflow_steps", 0))
@@ -153,32 +156,36 @@ class Trainer:
         self.rollbacks = int(self.state.get("rollbacks", 0))
         self.environment = environment()
         if env.is_main:
-            for pitfall in pitfalls(self.model.args, config.precision, env.device):
+            for pitfall in pitfalls(self.model.args, config.compute.precision, env.device):
                 log.warning("%s", pitfall)
-        self.tokens_per_step = config.seq_len * config.micro_batch_size * config.grad_accum_steps * env.dp_size
+        self.tokens_per_step = (
+            config.data.seq_len * config.data.micro_batch_size * config.data.grad_accum_steps * env.dp_size
+        )
         self.metrics = MetricsLogger(config.output_url, env.is_main, self.step if self.resumed_from else None)
-        n_layer, _, d_model = config.model_shape()
+        n_layer, _, d_model = config.model.shape()
         non_embedding = self.model.non_embedding_params()
         output = self.model.args.vocab_size * d_model  # the output projection's matmul, tied or not (as nanoGPT)
-        self.flops_per_token = flops_per_token(non_embedding, n_layer, config.seq_len, d_model, output)
-        self._peak_flops = config.peak_flops_per_device
+        self.flops_per_token = flops_per_token(non_embedding, n_layer, config.data.seq_len, d_model, output)
+        self._peak_flops = config.monitor.peak_flops_per_device
         self.last_train_loss: float | None = None
         self.last_validation_loss: float | None = None
-        self.spikes = LossSpikeDetector(config.loss_spike_window, config.loss_spike_sigma)
+        self.spikes = LossSpikeDetector(config.monitor.loss_spike_window, config.monitor.loss_spike_sigma)
         self.health: dict[str, float] = {}
-        self.stragglers = StragglerCheck(env, config.straggler_check_every, config.straggler_factor)
+        self.stragglers = StragglerCheck(env, config.monitor.straggler_check_every, config.monitor.straggler_factor)
 
     def _start_from(self, url: str) -> None:
         """Load a checkpoint's weights into the fresh model (its rotary tables are this config's)."""
         meta = read_meta(url)
         if meta["tokenizer_sha256"] != self.tokenizer_sha256:
-            raise ValueError(f"init_from {url} was trained with another tokenizer than {self.config.tokenizer_url}")
+            raise ValueError(
+                f"init_from {url} was trained with another tokenizer than {self.config.data.tokenizer_url}"
+            )
         weights, _ = load_model(url)
         try:
             self.model.load_state_dict(weights.state_dict())
         except RuntimeError as error:
             raise ValueError(f"init_from {url} does not fit this model: {str(error).splitlines()[0]}") from None
-        log.info("weights from %s (step %d), context %d tokens", url, meta["step"], self.config.seq_len)
+        log.info("weights from %s (step %d), context %d tokens", url, meta["step"], self.config.data.seq_len)
 
     def fit(self, stop: threading.Event) -> TrainResult:
         config = self.config
@@ -194,10 +201,20 @@ class Trainer:
                 started = time.perf_counter()
                 timer = PhaseTimer(self.env.device) if self._timed(self.step + 1) else None
                 stepped = train_step(
-                    self.wrapped, self.optimizer, self.scheduler, self.batches, config.grad_accum_steps,
-                    config.grad_clip, config.precision, self.env.device, self.scaler, self.masking, timer,
-                    self.pipeline, self.shard,
-                )  # fmt: skip
+                    self.wrapped,
+                    self.optimizer,
+                    self.scheduler,
+                    self.batches,
+                    config.data.grad_accum_steps,
+                    config.optimizer.grad_clip,
+                    config.compute.precision,
+                    self.env.device,
+                    self.scaler,
+                    self.masking,
+                    timer,
+                    self.pipeline,
+                    self.shard,
+                )
                 loss, grad_norm = stepped.loss, stepped.grad_norm
                 if self._skipped(stepped):
                     continue  # rolled back to the last checkpoint: the loop resumes from its step
@@ -212,15 +229,15 @@ class Trainer:
                 self.metrics.scalars(self.step, {"train/loss": self.last_train_loss})
                 self.observe_health(timer)
                 last = self.step == config.max_steps
-                if self.step % config.log_every == 0 or last:
+                if self.step % config.monitor.log_every == 0 or last:
                     tokens_per_s = self.tokens_per_step * len(result.losses) / train_seconds
                     self.log_train(result.losses[self.step], grad_norm, tokens_per_s)
-                if self.step % config.eval_every == 0 or last:
+                if self.step % config.monitor.eval_every == 0 or last:
                     val_loss = self.validate()
-                if config.grad_check_every and self.step % config.grad_check_every == 0:
+                if config.monitor.grad_check_every and self.step % config.monitor.grad_check_every == 0:
                     self.check_gradients()
-                periodic = self.step % config.checkpoint_every == 0 or due_votes
-                every = config.ephemeral_checkpoint_every
+                periodic = self.step % config.checkpoint.checkpoint_every == 0 or due_votes
+                every = config.checkpoint.ephemeral_checkpoint_every
                 if last or (periodic and not self._evaluation_behind()):
                     saved_step = self.checkpoint()
                     last_save = time.monotonic()
@@ -249,20 +266,19 @@ class Trainer:
         """Refuse to continue a checkpoint whose global batch or training data changed since (unless told to):
         the data position and the schedule would go on from numbers that no longer mean the same thing."""
         meta, config = read_meta(url), self.config
-        saved = meta.get("config", {})
         saved_batch = 1
         for key in ("seq_len", "micro_batch_size", "grad_accum_steps", "nproc_per_node", "nnodes"):
-            saved_batch *= int(saved.get(key, 1))
+            saved_batch *= int(saved_setting(meta, key, 1))
         for key in ("tensor_parallel", "pipeline_parallel", "context_parallel"):
-            saved_batch //= int(saved.get(key, 1))
+            saved_batch //= int(saved_setting(meta, key, 1))
         changes = []
         if saved_batch != config.tokens_per_step:
             changes.append(f"the global batch went from {saved_batch:,} to {config.tokens_per_step:,} tokens per step")
         if meta.get("train_data_sha256") not in (None, self.train_data_sha256):
-            changes.append(f"the training sequences under {config.tokens_url} are not the ones it was trained on")
+            changes.append(f"the training sequences under {config.data.tokens_url} are not the ones it was trained on")
         if not changes:
             return
-        if not config.resume_despite_changes:
+        if not config.checkpoint.resume_despite_changes:
             raise ValueError(
                 f"{url} cannot be resumed as it is: {'; '.join(changes)}. Use a new output_url, or set "
                 "resume_despite_changes: true to continue anyway"
@@ -274,7 +290,7 @@ class Trainer:
         config, env = self.config, self.env
         data_state = DataState(**self.state["data"])
         self.batches = TrainBatches(
-            self.train_rows, config.micro_batch_size, env.dp_rank, env.dp_size, config.seed, data_state
+            self.train_rows, config.data.micro_batch_size, env.dp_rank, env.dp_size, config.seed, data_state
         )
         self.step, self.tokens_seen = int(self.state["step"]), int(self.state["tokens_seen"])
 
@@ -299,7 +315,7 @@ class Trainer:
                 "step %d: non-finite gradient (norm %s), update skipped (%d in a row, %d in all)",
                 self.step + 1, stepped.grad_norm, self.nonfinite_streak, self.nonfinite_steps,
             )  # fmt: skip
-        if self.nonfinite_streak < self.config.max_nonfinite_steps:
+        if self.nonfinite_streak < self.config.optimizer.max_nonfinite_steps:
             return False
         self.roll_back()
         return True
@@ -317,7 +333,7 @@ class Trainer:
             )
         self.state = load_checkpoint(url, self.wrapped, self.optimizer, self.scheduler)
         self._restore_position()
-        factor = self.config.rollback_lr_factor
+        factor = self.config.optimizer.rollback_lr_factor
         self.scheduler.base_lrs = [lr * factor for lr in self.scheduler.base_lrs]  # saved with the schedule
         for group, lr in zip(self.optimizer.param_groups, self.scheduler.base_lrs, strict=True):
             group["lr"] = lr * self.scheduler.lr_lambdas[0](self.scheduler.last_epoch)
@@ -326,7 +342,7 @@ class Trainer:
         if self.env.is_main:
             log.warning(
                 "rolled back to %s (step %d) after %d non-finite steps; lr now x%g of the schedule (rollback %d)",
-                url, self.step, self.config.max_nonfinite_steps, factor ** self.rollbacks, self.rollbacks,
+                url, self.step, self.config.optimizer.max_nonfinite_steps, factor ** self.rollbacks, self.rollbacks,
             )  # fmt: skip
 
     def check_gradients(self) -> None:
@@ -336,48 +352,49 @@ class Trainer:
         skipped_because = None
         if self.pipeline is not None:
             skipped_because = "under pipeline parallelism no rank holds the whole model"
-        elif self.config.moe_experts:
+        elif self.config.model.moe_experts:
             skipped_because = "a router's top-k choice is not differentiable (finite differences flip it)"
         if skipped_because is not None:
-            if self.env.is_main and self.step == self.config.grad_check_every:
+            if self.env.is_main and self.step == self.config.monitor.grad_check_every:
                 log.info("gradient checks skipped: %s", skipped_because)
             return
-        sharded = self.config.strategy == "fsdp" or self.env.mesh is not None
+        sharded = self.config.parallelism.strategy == "fsdp" or self.env.mesh is not None
         model = unsharded_copy(self.wrapped, self.model.args) if sharded else self.model
         if not self.env.is_main or model is None:
             return
         check = gradient_check(model, seed=self.step)
         self.metrics.scalars(self.step, {"train/grad_check_relative_error": check.max_relative_error})
-        if check.passed(self.config.grad_check_tolerance):
+        if check.passed(self.config.monitor.grad_check_tolerance):
             log.info("gradient check at step %d: max relative error %.2g", self.step, check.max_relative_error)
         else:
             log.warning(
                 "gradient check at step %d FAILED: autograd and finite differences differ by %.2g (tolerance %g)",
-                self.step, check.max_relative_error, self.config.grad_check_tolerance,
+                self.step, check.max_relative_error, self.config.monitor.grad_check_tolerance,
             )  # fmt: skip
 
     def _evaluation_behind(self) -> bool:
         """Collective: whether `max_unevaluated_checkpoints` checkpoints await evaluation, so this periodic save is
         skipped; rank 0 looks, every rank follows (a save is collective)."""
-        if not self.config.prune_waits_for_evaluation:
+        if not self.config.checkpoint.prune_waits_for_evaluation:
             return False
         waiting = len(unevaluated_checkpoints(self.config.output_url)) if self.env.is_main else 0
-        behind = all_reduce_sum([float(waiting >= self.config.max_unevaluated_checkpoints)], self.env)[0] > 0
+        behind = all_reduce_sum([float(waiting >= self.config.checkpoint.max_unevaluated_checkpoints)], self.env)[0] > 0
         if behind and self.env.is_main:
             log.warning(
-                "step %d: checkpoint skipped: %d checkpoints await evaluation (train.max_unevaluated_checkpoints)",
+                "step %d: checkpoint skipped: %d checkpoints await evaluation "
+                "(train.checkpoint.max_unevaluated_checkpoints)",
                 self.step, waiting,
             )  # fmt: skip
         return behind
 
     def _checkpoint_due(self, last_save: float) -> bool:
-        minutes = self.config.checkpoint_every_minutes
+        minutes = self.config.checkpoint.checkpoint_every_minutes
         return minutes is not None and time.monotonic() - last_save >= minutes * 60
 
     def _timed(self, step: int) -> bool:
         """Whether ``step`` is split into timed phases: every step on a CPU; on a GPU, where each phase boundary
         synchronizes the device (and stops the host running ahead), only the logged steps."""
-        return self.env.device.type != "cuda" or step % self.config.log_every == 0
+        return self.env.device.type != "cuda" or step % self.config.monitor.log_every == 0
 
     def observe_health(self, timer: PhaseTimer | None) -> None:
         """Every step: memory and the device's state, a loss spike; on timed steps where this rank's step time
@@ -421,7 +438,7 @@ class Trainer:
     def mfu(self, tokens_per_s: float) -> float:
         """Model FLOPs utilisation: the training FLOPs done per second over the devices' peak (all ranks)."""
         if self._peak_flops is None and self.env.is_main:
-            dtype = TORCH_DTYPES[self.config.precision]
+            dtype = TORCH_DTYPES[self.config.compute.precision]
             if dtype == torch.float16 and self.env.device.type == "cpu":
                 dtype = torch.float32  # CPUs emulate fp16 matmuls: fp32 is the real ceiling there
             self._peak_flops = measure_peak_flops(self.env.device, dtype)
@@ -433,9 +450,16 @@ class Trainer:
     def validate(self) -> float | None:
         config = self.config
         loss = validation_loss(
-            self.wrapped, self.val_rows, config.micro_batch_size, config.eval_batches, config.precision, self.env,
-            self.masking, self.pipeline, self.shard,
-        )  # fmt: skip
+            self.wrapped,
+            self.val_rows,
+            config.data.micro_batch_size,
+            config.monitor.eval_batches,
+            config.compute.precision,
+            self.env,
+            self.masking,
+            self.pipeline,
+            self.shard,
+        )
         reshard(self.wrapped)  # FSDP2 keeps the root's weights gathered after a forward with no backward
         if self.pipeline is not None:
             self.pipeline.reshard()
@@ -446,11 +470,14 @@ class Trainer:
             if self.last_train_loss is not None and math.isfinite(self.last_train_loss):
                 ratio = math.exp(loss - self.last_train_loss)  # validation perplexity / training perplexity
                 self.metrics.scalars(self.step, {"val/train_perplexity_ratio": ratio})
-                if ratio > config.overfit_alarm_ratio and self.env.is_main:
+                if ratio > config.monitor.overfit_alarm_ratio and self.env.is_main:
                     log.warning(
                         "step %d: validation perplexity is %.2fx the training perplexity (alarm at %.2fx): the "
-                        "model may be memorising its training data", self.step, ratio, config.overfit_alarm_ratio,
-                    )  # fmt: skip
+                        "model may be memorising its training data",
+                        self.step,
+                        ratio,
+                        config.monitor.overfit_alarm_ratio,
+                    )
         return loss
 
     def checkpoint(self, ephemeral: bool = False) -> int:
@@ -466,7 +493,7 @@ class Trainer:
             "initial_validation_loss": self.state["initial_validation_loss"],
             "config": self.config.model_dump(mode="json"),
             "model_args": self.model.args.to_dict(),
-            "tokenizer_url": self.config.tokenizer_url,
+            "tokenizer_url": self.config.data.tokenizer_url,
             "tokenizer_sha256": self.tokenizer_sha256,
             "code_version": code_version(),
             "environment": self.environment,
@@ -506,11 +533,11 @@ class Trainer:
 def _extending(config: TrainConfig, meta: dict[str, Any]) -> TrainConfig:
     """The config of a run starting from a checkpoint: RoPE scaling stretches from the length that checkpoint was
     first trained at, unless the config says otherwise."""
-    if config.rope_original_seq_len is not None:
+    if config.model.rope_original_seq_len is not None:
         return config
     args = meta["model_args"]
     original = args.get("rope_original_seq_len") or args["max_seq_len"]
-    return config.model_copy(update={"rope_original_seq_len": original})
+    return config.updated(rope_original_seq_len=original)
 
 
 def compile_in_place(model: GPT, config: TrainConfig, env: DistEnv) -> bool:
@@ -520,21 +547,23 @@ def compile_in_place(model: GPT, config: TrainConfig, env: DistEnv) -> bool:
     run draws the same dropout masks as an uncompiled one."""
     rng = torch.get_rng_state()
     try:
-        model.forward = torch.compile(model.forward, backend=config.compile_backend)  # type: ignore[method-assign]
-        model(torch.zeros((1, min(8, config.seq_len)), dtype=torch.long, device=env.device)).float().mean().backward()
+        model.forward = torch.compile(model.forward, backend=config.compute.compile_backend)  # type: ignore[method-assign]
+        model(
+            torch.zeros((1, min(8, config.data.seq_len)), dtype=torch.long, device=env.device)
+        ).float().mean().backward()
     except Exception as error:  # dynamo and the backends raise many kinds; any of them means "do not compile"
         model.__dict__.pop("forward", None)  # back to the class's forward
         if env.is_main:
             log.warning(
                 "torch.compile (backend %s) failed, training uncompiled: %s: %s",
-                config.compile_backend, type(error).__name__, (str(error).splitlines() or [""])[0],
+                config.compute.compile_backend, type(error).__name__, (str(error).splitlines() or [""])[0],
             )  # fmt: skip
         return False
     finally:
         model.zero_grad(set_to_none=True)
         torch.set_rng_state(rng)
     if env.is_main:
-        log.info("model forward compiled with torch.compile (backend %s)", config.compile_backend)
+        log.info("model forward compiled with torch.compile (backend %s)", config.compute.compile_backend)
     return True
 
 

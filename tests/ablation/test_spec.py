@@ -24,11 +24,12 @@ def test_every_arm_trains_the_same_model_on_the_same_tokens() -> None:
     ablation = spec()
     raw, curated = ablation.train_config("raw", 7), ablation.train_config("curated", 7)
     assert raw.max_steps == curated.max_steps == -(-100_000 // raw.tokens_per_step) and raw.seed == 7
-    for field in ("n_layer", "d_model", "lr", "micro_batch_size", "seq_len", "model"):
-        assert getattr(raw, field) == getattr(curated, field), field
-    assert raw.checkpoint_every == raw.max_steps // ablation.curve_points
+    for field in ("n_layer", "d_model", "lr", "micro_batch_size", "seq_len"):
+        assert raw.setting(field) == curated.setting(field), field
+    assert raw.model == curated.model
+    assert raw.checkpoint.checkpoint_every == raw.max_steps // ablation.curve_points
     assert raw.output_url.startswith("/tmp/ablation-spec-test/runs/raw-") and raw.output_url.endswith("/seed-7")
-    assert raw.tokens_url != curated.tokens_url  # each arm its own shards
+    assert raw.data.tokens_url != curated.data.tokens_url  # each arm its own shards
 
 
 def test_arms_share_the_stages_their_settings_agree_on() -> None:

@@ -34,10 +34,10 @@ def _spec(tmp_path: Path, **values: Any) -> SweepSpec:
 def test_the_shipped_preset_loads_and_its_trials_are_valid_runs() -> None:
     spec = load_sweep(CPU_PRESET)
     base = spec.base_values()
-    assert base["lr"] == spec.base_train().lr and set(base) == set(spec.space)
+    assert base["lr"] == spec.base_train().optimizer.lr and set(base) == set(spec.space)
     trial = spec.train_config(base)
     assert trial.max_steps * trial.tokens_per_step >= spec.token_budget  # type: ignore[operator]
-    assert trial.eval_every == trial.max_steps // spec.evaluations and trial.output_url.startswith(spec.root)
+    assert trial.monitor.eval_every == trial.max_steps // spec.evaluations and trial.output_url.startswith(spec.root)
 
 
 @pytest.mark.parametrize(
@@ -46,7 +46,7 @@ def test_the_shipped_preset_loads_and_its_trials_are_valid_runs() -> None:
         ({"space": {"n_layer": {"kind": "int", "low": 1, "high": 4}}}, r"cannot search \['n_layer'\]"),
         ({"space": {"lr": {"kind": "float", "low": 0.1, "high": 0.01}}}, "needs low < high"),
         ({"space": {"beta2": {"kind": "categorical"}}}, "needs choices"),
-        ({"transfer_to": {"d_model": 512, "n_head": 8}}, "needs the proxy trained with train.parametrization=mup"),
+        ({"transfer_to": {"d_model": 512, "n_head": 8}}, "proxy trained with train.model.parametrization=mup"),
         ({"space": {"lr": {"kind": "float", "low": 0.01, "high": 0.1}}}, "the base settings lr=0.003 lie outside"),
     ],
 )
@@ -58,7 +58,7 @@ def test_a_bad_sweep_is_refused_naming_the_problem(tmp_path: Path, values: dict[
 def test_trial_settings_reach_the_run_and_name_its_folder(tmp_path: Path) -> None:
     spec = _spec(tmp_path)
     first = spec.train_config({"lr": 0.002, "beta2": 0.95})
-    assert first.lr == 0.002 and first.betas == (0.9, 0.95)
+    assert first.optimizer.lr == 0.002 and first.optimizer.betas == (0.9, 0.95)
     assert first.output_url == spec.train_config({"beta2": 0.95, "lr": 0.002}).output_url  # same settings, same run
     assert first.output_url != spec.train_config({"lr": 0.003, "beta2": 0.95}).output_url
 
@@ -113,7 +113,7 @@ def test_the_report_names_the_best_trial_against_the_base_and_draws_the_plots(tm
     assert f"    pretrain train {report.best_set_line}" in report.markdown
     words = [word for word in report.best_set_line.split() if word != "--set"]
     train = load_config(None, words).train
-    assert train.lr == 0.004 and train.betas == (0.9, 0.95)
+    assert train.optimizer.lr == 0.004 and train.optimizer.betas == (0.9, 0.95)
     # importance from 3 trials is flagged as chance
     assert "Importance from 3 complete trials: fewer than 10" in report.markdown
 
@@ -139,8 +139,13 @@ def test_under_mup_the_best_setting_is_carried_to_the_target_width_as_a_train_co
     text = storage.read_bytes(report.transferred_url).decode()
     assert text.startswith("# pretrain train --config")
     train = load_config(report.transferred_url).train
-    assert (train.d_model, train.n_head, train.parametrization, train.mup_base_width) == (512, 8, "mup", 128)
-    assert train.lr == 0.006 and train.betas == (0.9, 0.95) and train.model_shape()[0] == 4
+    assert (train.model.d_model, train.model.n_head, train.model.parametrization, train.model.mup_base_width) == (
+        512,
+        8,
+        "mup",
+        128,
+    )
+    assert train.optimizer.lr == 0.006 and train.optimizer.betas == (0.9, 0.95) and train.model.shape()[0] == 4
     assert yaml.safe_load(text)["train"]["model"] is None
 
 
@@ -153,4 +158,4 @@ def test_a_base_build_finished_under_the_same_settings_is_trained_on_instead_of_
     finalize_stage("tokenize", pipeline.root("tokenize"), pipeline.config_hash("tokenize"), {}, [], 0.0)
     reused = spec.pipeline_config()
     assert reused.storage.root == str(tmp_path / "base") and reused.storage.layout == "flat"
-    assert spec.base_train().tokens_url == pipeline.root("tokenize")
+    assert spec.base_train().data.tokens_url == pipeline.root("tokenize")

@@ -33,7 +33,7 @@ def torchrun_summary(config: TrainConfig, caplog: pytest.LogCaptureFixture) -> d
 
 def unsplit(config: TrainConfig, output_url: str, **overrides: Any) -> TrainConfig:
     """The same run in one process (validated): the same global batch, the whole model."""
-    batch = config.micro_batch_size * config.data_parallel_size
+    batch = config.data.micro_batch_size * config.data_parallel_size
     values = {**config.model_dump(), **UNSPLIT, "micro_batch_size": batch, "output_url": output_url, **overrides}
     return TrainConfig(**values)
 

@@ -5,20 +5,26 @@ from typing import get_args
 import pytest
 from pydantic import ValidationError
 
-from pretrain_core.train.config import MODEL_PRESETS, EvalConfig, ModelPreset, TrainConfig
+from pretrain_core.train.config import EvalConfig, TrainConfig
+from pretrain_core.train.sections.model import MODEL_PRESETS, ModelPreset
 
 
 def test_defaults_are_the_tiny_cpu_demo() -> None:
     config = TrainConfig()
-    assert config.model_shape() == MODEL_PRESETS["tiny"]
-    assert (config.weight_decay, config.betas, config.eps, config.grad_clip) == (0.01, (0.9, 0.999), 1e-8, 1.0)
-    assert config.model_args(8000).vocab_size == 8000 and config.model_args(8000).max_seq_len == config.seq_len
+    assert config.model.shape() == MODEL_PRESETS["tiny"]
+    assert (
+        config.optimizer.weight_decay,
+        config.optimizer.betas,
+        config.optimizer.eps,
+        config.optimizer.grad_clip,
+    ) == (0.01, (0.9, 0.999), 1e-8, 1.0)
+    assert config.model_args(8000).vocab_size == 8000 and config.model_args(8000).max_seq_len == config.data.seq_len
     assert EvalConfig().prompts and any("人" in p for p in EvalConfig().prompts)
 
 
 def test_explicit_shape_overrides_the_preset() -> None:
-    assert TrainConfig(model="124m", n_layer=2).model_shape() == (2, 12, 768)
-    assert TrainConfig(model=None, n_layer=3, n_head=2, d_model=64).model_shape() == (3, 2, 64)
+    assert TrainConfig(model="124m", n_layer=2).model.shape() == (2, 12, 768)
+    assert TrainConfig(model=None, n_layer=3, n_head=2, d_model=64).model.shape() == (3, 2, 64)
 
 
 @pytest.mark.parametrize(

@@ -20,16 +20,16 @@ def _parse(argv: list[str]) -> TrainConfig:
 def test_flags_are_json_except_for_text_fields() -> None:
     config = _parse(["--max-steps", "7", "--betas", "[0.9, 0.95]", "--model", "null", "--n-layer", "2",
                      "--n-head", "2", "--d-model", "32", "--tokens-url", "123", "--rdzv-id", "null"])  # fmt: skip
-    assert config.max_steps == 7 and config.betas == (0.9, 0.95) and config.model is None
-    assert config.tokens_url == "123"  # a URL that looks like a number is still a URL
-    assert config.rdzv_id is None
+    assert config.max_steps == 7 and config.optimizer.betas == (0.9, 0.95) and config.model.preset is None
+    assert config.data.tokens_url == "123"  # a URL that looks like a number is still a URL
+    assert config.launch.rdzv_id is None
 
 
 def test_file_then_flags(tmp_path: Path) -> None:
     path = tmp_path / "c.json"
     path.write_text(json.dumps({"max_steps": 9, "lr": 0.01}))
     config = _parse(["--config", str(path), "--lr", "0.02"])
-    assert (config.max_steps, config.lr) == (9, 0.02)
+    assert (config.max_steps, config.optimizer.lr) == (9, 0.02)
 
 
 def test_unknown_keys_in_the_file_are_refused(tmp_path: Path) -> None:

@@ -31,8 +31,12 @@ def _torchrun_then_single_process(
     for rank in (0, 1):
         assert f"rank {rank}/2 finished: completed at step {config.max_steps}" in caplog.text
     summary = storage.read_json(storage.join(config.output_url, "train_summary.json"))
-    single_config = config.model_copy(
-        update={"nproc_per_node": 1, "micro_batch_size": 2 * config.micro_batch_size, "output_url": str(tmp_path / "1")}
+    single_config = config.updated(
+        **{
+            "nproc_per_node": 1,
+            "micro_batch_size": 2 * config.data.micro_batch_size,
+            "output_url": str(tmp_path / "1"),
+        }
     )
     return summary, train(single_config).summary
 
@@ -84,9 +88,7 @@ def test_two_process_tensor_parallel_matches_the_unsharded_model(
     checks = [line for line in caplog.text.splitlines() if "gradient check at step" in line]
     assert len(checks) == 2 and all("FAILED" not in line for line in checks), caplog.text
     sharded = storage.read_json(storage.join(config.output_url, "train_summary.json"))
-    whole = train(
-        config.model_copy(update={"nproc_per_node": 1, "tensor_parallel": 1, "output_url": str(tmp_path / "1")})
-    )
+    whole = train(config.updated(**{"nproc_per_node": 1, "tensor_parallel": 1, "output_url": str(tmp_path / "1")}))
     assert sharded["final_train_loss"] == pytest.approx(whole.summary["final_train_loss"], rel=1e-4)
     assert sharded["final_validation_loss"] == pytest.approx(whole.summary["final_validation_loss"], rel=1e-4)
     model, meta = load_model(sharded["checkpoint_url"])  # consolidated: plain tensors, any world size
@@ -106,10 +108,8 @@ def test_four_processes_on_a_2d_mesh_fsdp_by_tensor_parallel_match_one_process(
     with caplog.at_level(logging.INFO, logger="pretrain_core.train.launch"):
         assert run_torchrun(torchrun_command(config, write_config(config)), env=ENV, timeout_s=300) == 0, caplog.text
     sharded = storage.read_json(storage.join(config.output_url, "train_summary.json"))
-    single = config.model_copy(
-        update={"nproc_per_node": 1, "tensor_parallel": 1, "strategy": "ddp", "micro_batch_size": 8,
-                "output_url": str(tmp_path / "1")}
-    )  # fmt: skip
+    single = config.updated(**{"nproc_per_node": 1, "tensor_parallel": 1, "strategy": "ddp", "micro_batch_size": 8,
+                "output_url": str(tmp_path / "1")})  # fmt: skip
     whole = train(single).summary
     assert sharded["tokens_seen"] == whole["tokens_seen"]
     assert sharded["final_validation_loss"] == pytest.approx(whole["final_validation_loss"], rel=1e-4)

@@ -34,7 +34,7 @@ def test_mup_scales_init_lr_output_and_attention_with_width() -> None:
     assert torch.equal(wide.embed.weight, standard.embed.weight)  # input weights are not rescaled
     config = TrainConfig(model=None, n_layer=2, n_head=2, d_model=128, parametrization="mup", mup_base_width=32)
     hidden, vectors = build_optimizer(wide, config).param_groups
-    assert hidden["lr"] == pytest.approx(config.lr / 4) and vectors["lr"] == config.lr
+    assert hidden["lr"] == pytest.approx(config.optimizer.lr / 4) and vectors["lr"] == config.optimizer.lr
     assert all(p.dim() >= 2 for p in hidden["params"]) and any(p is wide.embed.weight for p in vectors["params"])
 
 

@@ -7,8 +7,10 @@ from typing import get_args
 import pytest
 from pydantic import ValidationError
 
-from pretrain_core.train.config import MODEL_PRESETS, TrainConfig
+from pretrain_core.train.config import TrainConfig
+from pretrain_core.train.flat_keys import FLAT_KEYS, SECTIONS
 from pretrain_core.train.params import FORM_KNOBS, ModelPreset, TrainRunParams, default_run_name
+from pretrain_core.train.sections.model import MODEL_PRESETS
 
 
 def test_defaults_resolve_to_a_valid_config_under_the_run_name() -> None:
@@ -16,7 +18,7 @@ def test_defaults_resolve_to_a_valid_config_under_the_run_name() -> None:
     cfg = params.to_train_config()
     assert isinstance(cfg, TrainConfig)
     assert cfg.output_url == f"outputs/train/{params.run_name}"
-    assert (cfg.model, cfg.max_steps, cfg.lr, cfg.seq_len) == ("tiny", 200, 3e-3, 256)
+    assert (cfg.model.preset, cfg.max_steps, cfg.optimizer.lr, cfg.data.seq_len) == ("tiny", 200, 3e-3, 256)
 
 
 def test_run_name_says_what_ran_and_when() -> None:
@@ -45,14 +47,18 @@ def test_multi_node_without_rendezvous_is_refused_when_resolved() -> None:
     with pytest.raises(ValidationError, match="rdzv_endpoint"):
         TrainRunParams(nnodes=2).to_train_config()
     cfg = TrainRunParams(nnodes=2, rdzv_endpoint="node0:29500").to_train_config()
-    assert (cfg.nnodes, cfg.rdzv_endpoint) == (2, "node0:29500")
+    assert (cfg.launch.nnodes, cfg.launch.rdzv_endpoint) == (2, "node0:29500")
 
 
 def test_form_knobs_are_the_train_configs_fields_and_reach_it() -> None:
-    form, config = TrainRunParams.model_fields, TrainConfig.model_fields
+    form = TrainRunParams.model_fields
     for name in FORM_KNOBS:
-        assert (form[name].default, form[name].metadata) == (config[name].default, config[name].metadata), name
-        assert (form[name].description or "").startswith(config[name].description or ""), name  # + its bounds
+        section, field = FLAT_KEYS.get(name, ("", name))
+        config = (SECTIONS[section] if section else TrainConfig).model_fields[field]
+        assert (form[name].default, form[name].metadata) == (config.default, config.metadata), name
+        assert (form[name].description or "").startswith(config.description or ""), name  # + its bounds
     changed = {"max_steps": 7, "seq_len": 64, "lr": 1e-4, "tokens_url": "s3://b/tok", "checkpoint_every": 3}
     resolved = TrainRunParams(**changed).to_train_config()
-    assert resolved.model_dump(include=set(changed)) == changed
+    assert {
+        name: resolved.setting(name) if name in FLAT_KEYS else getattr(resolved, name) for name in changed
+    } == changed

@@ -8,7 +8,7 @@ import pytest
 
 from pretrain_cli.main import main
 from pretrain_core.config import load_config
-from pretrain_core.train.config import MODEL_PRESETS, TrainConfig
+from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.layout import Layout
 from pretrain_core.train.memory_probe import measure_peak_memory
 from pretrain_core.train.planner import (
@@ -22,6 +22,7 @@ from pretrain_core.train.planner import (
     settings_of,
     workload_of,
 )
+from pretrain_core.train.sections.model import MODEL_PRESETS
 
 # shapes unlike the two the constants were read from (6 x 128 with an 8k vocabulary; 6 x 256 at 128 tokens)
 HELD_OUT = [
@@ -91,7 +92,7 @@ def test_a_run_whose_layout_cannot_fit_its_gpus_is_refused_with_the_estimate(
                          gpu_memory_gib=1.0)  # fmt: skip
     with pytest.raises(ValueError, match=r"needs about \d+\.\d GiB per GPU .* `pretrain plan` lists the layouts"):
         check_fits(config, 32000)
-    assert check_fits(config.model_copy(update={"gpu_memory_gib": 80.0}), 32000).peak < 80 * 2**30
+    assert check_fits(config.updated(**{"gpu_memory_gib": 80.0}), 32000).peak < 80 * 2**30
 
 
 def test_pretrain_plan_prints_the_layouts_that_fit_or_what_would(capsys: pytest.CaptureFixture[str]) -> None:
@@ -100,7 +101,8 @@ def test_pretrain_plan_prints_the_layouts_that_fit_or_what_would(capsys: pytest.
     assert "pp x dp x cp x tp" in lines[1] and "strategy" in lines[1]
     assert len(lines) == 2 + 2 * 5 + 1  # title, header, 5 rows each with its --set line, "... more"
     assert lines[2].split()[-1] == "1.00"  # fastest first
-    assert lines[3].strip().startswith("--set train.model=760m") and "--set train.strategy=" in lines[3]
+    assert lines[3].strip().startswith("--set train.model.preset=760m")
+    assert "--set train.parallelism.strategy=" in lines[3]
     assert main(["plan", "--model", "2b-deep", "--gpus", "2", "--gpu-memory-gib", "8"]) == 1
     out = capsys.readouterr().out
     assert "no layout fits: the least hungry" in out

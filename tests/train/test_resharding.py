@@ -30,7 +30,7 @@ def _losses(output_url: str) -> dict[int, float]:
 
 
 def _segment(config: TrainConfig, caplog: pytest.LogCaptureFixture) -> None:
-    if config.nproc_per_node == 1:
+    if config.launch.nproc_per_node == 1:
         assert train(config).status == "completed"
         return
     with caplog.at_level(logging.INFO, logger="pretrain_core.train.launch"):

@@ -56,7 +56,7 @@ def test_linear_decay_falls_by_equal_steps_and_constant_stays_at_the_peak() -> N
 def test_the_linear_scaling_rule_moves_the_peak_with_the_global_batch() -> None:
     tuned = TrainConfig(lr=1e-3, seq_len=128, micro_batch_size=8, lr_reference_batch_tokens=128 * 8)
     assert tuned.peak_lr() == pytest.approx(1e-3)
-    four_gpus = tuned.model_copy(update={"nproc_per_node": 4, "grad_accum_steps": 2})
+    four_gpus = tuned.updated(**{"nproc_per_node": 4, "grad_accum_steps": 2})
     assert four_gpus.peak_lr() == pytest.approx(8e-3)  # 8x the tokens per step, 8x the peak
     assert TrainConfig(lr=1e-3, nproc_per_node=4).peak_lr() == pytest.approx(1e-3)  # no reference: lr as given
     model = torch.nn.Linear(4, 4)

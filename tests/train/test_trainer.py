@@ -90,12 +90,12 @@ def test_resuming_with_another_tokenizer_is_refused(tiny_config: Callable[..., T
     config = tiny_config(output_url=f"{memory_url}/tokenizer", max_steps=3)
     train(config)
     copy = f"{memory_url}/tokenizer-copy/tokenizer.model"
-    storage.write_bytes(copy, storage.read_bytes(config.tokenizer_url))
-    assert train(config.model_copy(update={"tokenizer_url": copy})).step == 3  # same bytes elsewhere: fine
+    storage.write_bytes(copy, storage.read_bytes(config.data.tokenizer_url))
+    assert train(config.updated(**{"tokenizer_url": copy})).step == 3  # same bytes elsewhere: fine
     other = f"{memory_url}/tokenizer-other/tokenizer.model"
     storage.write_bytes(other, train_tokenizer([text for _, _, text in documents()[:10]], vocab_size=600))
     with pytest.raises(ValueError, match="another tokenizer"):
-        train(config.model_copy(update={"tokenizer_url": other, "max_steps": 4}))
+        train(config.updated(**{"tokenizer_url": other, "max_steps": 4}))
 
 
 def test_bf16_autocast_trains_with_fp32_weights(tiny_config: Callable[..., TrainConfig], memory_url: str) -> None:
@@ -140,7 +140,7 @@ def test_a_completed_run_is_recognised_only_under_the_same_config(
     train(config)
     summary = completed_run(config)
     assert summary is not None and summary["steps"] == 3
-    assert completed_run(config.model_copy(update={"max_steps": 5})) is None  # longer run: resume, not skip
+    assert completed_run(config.updated(**{"max_steps": 5})) is None  # longer run: resume, not skip
 
 
 def test_a_slow_run_also_checkpoints_by_wall_clock_time(
@@ -156,7 +156,7 @@ def test_a_slow_run_also_checkpoints_by_wall_clock_time(
     hourly = tiny_config(output_url=f"{memory_url}/hourly", max_steps=4, checkpoint_every=1000)
     saved.clear()
     train(hourly, on_checkpoint=[lambda url, step: saved.append(step)])
-    assert hourly.checkpoint_every_minutes == 60 and saved == [4]
+    assert hourly.checkpoint.checkpoint_every_minutes == 60 and saved == [4]
 
 
 def test_non_finite_steps_are_skipped_then_rolled_back_with_a_lower_lr(
@@ -164,8 +164,8 @@ def test_non_finite_steps_are_skipped_then_rolled_back_with_a_lower_lr(
 ) -> None:
     caplog.set_level(logging.WARNING, logger="pretrain_core.train.trainer")
     config = tiny_config(output_url=f"{memory_url}/diverging", max_steps=6, checkpoint_every=2, max_nonfinite_steps=2)
-    train(config.model_copy(update={"max_steps": 2}))  # a checkpoint at step 2 to come back to
-    env = init_distributed(config.backend)
+    train(config.updated(**{"max_steps": 2}))  # a checkpoint at step 2 to come back to
+    env = init_distributed(config.launch.backend)
     try:
         trainer = Trainer(config, env)
         peak = list(trainer.scheduler.base_lrs)
@@ -185,7 +185,7 @@ def test_without_a_checkpoint_a_diverged_run_stops_with_advice(
     tiny_config: Callable[..., TrainConfig], memory_url: str
 ) -> None:
     config = tiny_config(output_url=f"{memory_url}/no-checkpoint", max_steps=6, max_nonfinite_steps=2)
-    env = init_distributed(config.backend)
+    env = init_distributed(config.launch.backend)
     try:
         trainer = Trainer(config, env)
         with torch.no_grad():
@@ -255,15 +255,15 @@ def test_a_resume_with_another_global_batch_or_other_data_is_refused_unless_aske
     train(config)
     longer = {"max_steps": 4}
     with pytest.raises(ValueError, match=r"global batch went from 256 to 512 tokens per step.*resume_despite_changes"):
-        train(config.model_copy(update={**longer, "micro_batch_size": 8}))
+        train(config.updated(**{**longer, "micro_batch_size": 8}))
     fewer = tmp_path / "fewer-tokens"
     shutil.copytree(token_data.tokens_url, fewer)
     first_shard = sorted((fewer / "data").glob("*.parquet"))[0]
     first_shard.unlink()  # a shard lost (or a corpus rebuilt) under the same URL
     with pytest.raises(ValueError, match=r"training sequences under .* are not the ones it was trained on"):
-        train(config.model_copy(update={**longer, "tokens_url": str(fewer)}))
+        train(config.updated(**{**longer, "tokens_url": str(fewer)}))
     caplog.set_level(logging.WARNING, logger="pretrain_core.train.trainer")
-    forced = train(config.model_copy(update={**longer, "micro_batch_size": 8, "resume_despite_changes": True}))
+    forced = train(config.updated(**{**longer, "micro_batch_size": 8, "resume_despite_changes": True}))
     assert forced.status == "completed" and sorted(forced.losses) == [3, 4] and "despite changes" in caplog.text
 
 
@@ -295,7 +295,7 @@ def test_periodic_saves_are_skipped_while_evaluation_lags_so_disk_stays_bounded(
     skipped = [r.getMessage() for r in caplog.records if "checkpoint skipped" in r.getMessage()]
     assert [m.split(":")[0] for m in skipped] == ["step 3", "step 4", "step 5"]
 
-    kept_up = config.model_copy(update={"output_url": f"{memory_url}/kept-up"})
+    kept_up = config.updated(**{"output_url": f"{memory_url}/kept-up"})
 
     def evaluate(url: str, step: int) -> None:  # an evaluator that keeps up with training
         storage.write_json(evaluation_url(kept_up.output_url, step), {"step": step})
@@ -309,7 +309,7 @@ def test_ephemeral_saves_are_resumable_never_announced_and_gone_once_a_newer_sav
 ) -> None:
     output = f"{memory_url}/ephemeral"
     config = tiny_config(output_url=output, max_steps=9, checkpoint_every=6, ephemeral_checkpoint_every=2)
-    full = train(config.model_copy(update={"output_url": f"{memory_url}/full"}))
+    full = train(config.updated(**{"output_url": f"{memory_url}/full"}))
     validate = Trainer.validate
 
     def killed_at_the_last_step(self: Trainer) -> float | None:
