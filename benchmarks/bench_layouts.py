@@ -3,7 +3,7 @@ context and tensor parallelism cost where the model would fit one rank anyway (o
 exist for models and sequences that do not fit a GPU, and this measures their overhead).
 
 Each layout is a torchrun launch of its own (2 processes, one thread each). A rank builds the model from the
-preset, splits and wraps it as the trainer does (`build_pipeline`, `wrap_model`, `SequenceShard`), and times
+preset, splits and wraps it as the trainer does (`parallel_model.parallelize`), and times
 `train_step` on random token ids (the step's cost does not depend on the text) after one warm-up step. Every layout
 consumes the same global batch per step, so tokens/s compare directly; per core divides by the 2 processes.
 
@@ -28,13 +28,9 @@ from typing import Any
 import torch
 
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.context_parallel import SequenceShard
-from pretrain_core.train.distributed import cleanup_distributed, init_distributed, wrap_model
-from pretrain_core.train.model import GPT
-from pretrain_core.train.optim import build_optimizer
-from pretrain_core.train.pipeline import build_pipeline
-from pretrain_core.train.schedule import build_scheduler
-from pretrain_core.train.step import train_step
+from pretrain_core.train.distributed import cleanup_distributed, init_distributed
+from pretrain_core.train.parallel_model import parallelize
+from pretrain_core.train.step import Update, train_step
 
 VOCAB = 8000
 RANKS = 2
@@ -65,15 +61,9 @@ def _worker(args: argparse.Namespace) -> None:
     torch.set_num_threads(1)
     env = init_distributed("gloo", layout=config.layout)
     torch.manual_seed(0)
-    model = GPT(config.model_args(VOCAB))
-    pipeline = build_pipeline(model, config, env) if config.parallelism.pipeline_parallel > 1 else None
-    wrapped = pipeline.rank_model if pipeline else wrap_model(model, config, env)
-    shard = None
-    if config.parallelism.context_parallel > 1:
-        assert env.mesh is not None
-        shard = SequenceShard.of(config.data.seq_len, 2, env.cp_rank, env.mesh["cp"].get_group(), env.device)
-    optimizer = build_optimizer(wrapped, config)
-    scheduler = build_scheduler(optimizer, 0, config.max_steps, 0.1, "cosine")
+    parallel = parallelize(config.model.build(VOCAB, config.data.seq_len), config, env)
+    optimizer, scheduler = config.optimizer.build(parallel.module, config.peak_lr(), config.max_steps)
+    update = Update(optimizer, scheduler, grad_clip=1.0)
     generator = torch.Generator().manual_seed(env.dp_rank)
 
     def batches() -> Iterator[tuple[torch.Tensor, torch.Tensor]]:
@@ -85,7 +75,7 @@ def _worker(args: argparse.Namespace) -> None:
     seconds = []
     for _ in range(config.max_steps):
         started = time.perf_counter()
-        train_step(wrapped, optimizer, scheduler, stream, 1, 1.0, "fp32", env.device, pipeline=pipeline, shard=shard)
+        train_step(parallel, update, stream, 1)
         seconds.append(time.perf_counter() - started)
     if env.is_main:
         tokens = config.tokens_per_step

@@ -39,8 +39,8 @@ from pretrain_core.train.checkpoint import (
 from pretrain_core.train.config import EvalConfig
 from pretrain_core.train.data import Sequences, load_sequences
 from pretrain_core.train.model import GPT, cross_entropy
+from pretrain_core.train.numerics import autocast
 from pretrain_core.train.objective import IGNORE, Masking, held_out_generator, masking_of
-from pretrain_core.train.step import autocast
 from pretrain_core.train.tokenizer import load_tokenizer
 
 SPLITS = ("validation", "test")

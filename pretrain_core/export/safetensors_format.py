@@ -18,8 +18,8 @@ from pretrain_core import storage
 from pretrain_core.train.checkpoint import TOKENIZER_FILE
 from pretrain_core.train.model import GPT
 from pretrain_core.train.model_args import ModelArgs
+from pretrain_core.train.numerics import TORCH_DTYPES
 from pretrain_core.train.precision import Precision
-from pretrain_core.train.step import TORCH_DTYPES
 
 FORMAT = "pretrain-gpt"
 FORMAT_VERSION = 1

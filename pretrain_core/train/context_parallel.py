@@ -12,6 +12,9 @@ absolute embeddings see what the unsharded model sees.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 
 import torch
@@ -54,6 +57,26 @@ class SequenceShard:
             return [(k, v)]
         gathered = all_gather_single_autograd(torch.stack((k, v)).contiguous(), gather_dim=0, group=self.group)
         return [(pair[0], pair[1]) for pair in gathered.view(-1, 2, *k.shape).unbind(0)]
+
+
+_ACTIVE: ContextVar[SequenceShard | None] = ContextVar("sequence_shard", default=None)
+
+
+@contextmanager
+def sharded_sequences(shard: SequenceShard | None) -> Iterator[None]:
+    """Inside, the model computes on ``shard``'s tokens of every sequence (None: whole sequences): positions are
+    the shard's global ones and attention gathers the group's keys and values. Entered around a forward and its
+    backward, as torchtitan enters `context_parallel`; no module takes the shard as an argument."""
+    token = _ACTIVE.set(shard)
+    try:
+        yield
+    finally:
+        _ACTIVE.reset(token)
+
+
+def active_shard() -> SequenceShard | None:
+    """The shard of the innermost `sharded_sequences`, if any."""
+    return _ACTIVE.get()
 
 
 def _block(

@@ -8,8 +8,8 @@ import torch
 from torch.distributed._tools.mem_tracker import MemTracker
 
 from pretrain_core.train.model import GPT, ModelArgs, cross_entropy
+from pretrain_core.train.numerics import autocast
 from pretrain_core.train.planner import Workload
-from pretrain_core.train.step import autocast
 
 
 def measure_peak_memory(workload: Workload, micro_batch_size: int, activation_checkpointing: bool) -> int:

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from pretrain_core.train.context_parallel import SequenceShard, sharded_attention
+from pretrain_core.train.context_parallel import SequenceShard, active_shard, sharded_attention, sharded_sequences
 from pretrain_core.train.kv_cache import KVCache
 from pretrain_core.train.model_args import ModelArgs
 from pretrain_core.train.moe import MixtureOfExperts, moe_layers
@@ -82,8 +82,9 @@ def sinusoidal_table(max_seq_len: int, d_model: int) -> torch.Tensor:
 
 
 class CausalSelfAttention(nn.Module):
-    def __init__(self, args: ModelArgs) -> None:
+    def __init__(self, args: ModelArgs, layer: int = 0) -> None:
         super().__init__()
+        self.layer = layer  # its place in a key/value cache
         self.head_dim = args.head_dim
         self.dropout = args.dropout
         self.causal = args.causal
@@ -100,10 +101,10 @@ class CausalSelfAttention(nn.Module):
         rope: tuple[torch.Tensor, torch.Tensor] | None,
         bias: torch.Tensor | None,
         cache: KVCache | None = None,
-        layer: int = 0,
-        shard: SequenceShard | None = None,
     ) -> torch.Tensor:
-        """With a context-parallel ``shard``, ``x`` is this rank's tokens and ``bias`` ALiBi's slopes (H,), if any."""
+        """Under context parallelism (`sharded_sequences`), ``x`` is this rank's tokens and ``bias`` ALiBi's slopes
+        (H,), if any."""
+        shard = active_shard()
         b, t, _ = x.shape
         start = cache.length if cache is not None else 0
         # (B, T, C) → (B, H, T, D); under tensor parallelism H is this rank's share of the heads
@@ -115,7 +116,7 @@ class CausalSelfAttention(nn.Module):
             y = sharded_attention(q, k, v, shard, self.causal, bias, self.scale)
             return self.proj(y.transpose(1, 2).reshape(b, t, -1))
         if cache is not None:
-            k, v = cache.update(layer, k, v)  # (B, H_kv, start + T, D): the cache holds the shared heads only
+            k, v = cache.update(self.layer, k, v)  # (B, H_kv, start + T, D): the cache holds the shared heads only
         if k.shape[1] != q.shape[1]:  # grouped-query attention: each key/value head serves a group of queries
             k, v = (x.repeat_interleave(q.shape[1] // k.shape[1], dim=1) for x in (k, v))
         p = self.dropout if self.training else 0.0
@@ -158,10 +159,10 @@ class SwiGLU(nn.Module):
 
 
 class Block(nn.Module):
-    def __init__(self, args: ModelArgs) -> None:
+    def __init__(self, args: ModelArgs, layer: int = 0) -> None:
         super().__init__()
         self.attn_norm = nn.RMSNorm(args.d_model, eps=args.norm_eps)
-        self.attn = CausalSelfAttention(args)
+        self.attn = CausalSelfAttention(args, layer)
         self.mlp_norm = nn.RMSNorm(args.d_model, eps=args.norm_eps)
         dense: type[MLP | SwiGLU] = SwiGLU if args.block == "llama" else MLP
         self.mlp: nn.Module = MixtureOfExperts(args, dense) if args.moe_experts else dense(args)
@@ -173,10 +174,8 @@ class Block(nn.Module):
         rope: tuple[torch.Tensor, torch.Tensor] | None,
         bias: torch.Tensor | None,
         cache: KVCache | None = None,
-        layer: int = 0,
-        shard: SequenceShard | None = None,
     ) -> torch.Tensor:
-        x = x + self.drop(self.attn(self.attn_norm(x), rope, bias, cache, layer, shard))
+        x = x + self.drop(self.attn(self.attn_norm(x), rope, bias, cache))
         return x + self.drop(self.mlp(self.mlp_norm(x)))
 
 
@@ -196,7 +195,7 @@ class GPT(nn.Module):
         self.embed: nn.Embedding | None = nn.Embedding(args.vocab_size, args.d_model)
         self.drop = nn.Dropout(args.dropout)
         # keyed by layer number ("0", "1", ...): a pipeline stage keeps its blocks' names (`pipeline.model_part`)
-        self.blocks = nn.ModuleDict({str(layer): Block(args) for layer in range(args.n_layer)})
+        self.blocks = nn.ModuleDict({str(layer): Block(args, layer) for layer in range(args.n_layer)})
         self.norm: nn.RMSNorm | None = nn.RMSNorm(args.d_model, eps=args.norm_eps)
         self.lm_head: nn.Linear | None = nn.Linear(args.d_model, args.vocab_size, bias=False)
         self.lm_head.weight = self.embed.weight  # tied: one (V, C) matrix reads and writes tokens
@@ -242,14 +241,14 @@ class GPT(nn.Module):
             idle += sum(p.numel() for p in expert.parameters()) * (len(layer.experts) - self.args.moe_top_k)
         return self.num_params() - self.args.vocab_size * self.args.d_model - idle
 
-    def forward(
-        self, idx: torch.Tensor, cache: KVCache | None = None, shard: SequenceShard | None = None
-    ) -> torch.Tensor:
+    def forward(self, idx: torch.Tensor, cache: KVCache | None = None) -> torch.Tensor:
         """Token ids (B, T) → next-token logits (B, T, V). With a cache, the ids follow the ``cache.length``
         positions it holds (generation: the prompt once, then one token at a time), and their keys join it.
 
         A pipeline stage without the embedding takes hidden states (B, T, C) instead of ids, and one without the
-        head returns them. Under context parallelism, ``idx`` is the ``shard``'s tokens of each sequence."""
+        head returns them. Under context parallelism (`sharded_sequences`), ``idx`` is this rank's tokens of each
+        sequence."""
+        shard = active_shard()
         t = idx.shape[1]
         start = cache.length if cache is not None else 0
         length = start + t if shard is None else shard.group_positions.numel()
@@ -261,11 +260,11 @@ class GPT(nn.Module):
         bias = None
         if self.args.position_encoding == "alibi":  # a shard's attention takes the slopes, its keys are elsewhere
             bias = self.alibi_slopes if shard is not None else alibi_bias(self.alibi_slopes, t, self.args.causal, start)
-        for layer, block in self.blocks.items():
+        for block in self.blocks.values():
             if self.activation_checkpointing and self.training and torch.is_grad_enabled():
-                x = checkpoint(block, x, rope, bias, None, 0, shard, use_reentrant=False)
+                x = checkpoint(_recomputable, block, shard, x, rope, bias, use_reentrant=False)
             else:
-                x = block(x, rope, bias, cache, int(layer), shard)
+                x = block(x, rope, bias, cache)
         if cache is not None:
             cache.advance(t)
         if self.lm_head is None or self.norm is None:
@@ -296,3 +295,10 @@ def cross_entropy(logits: torch.Tensor, targets: torch.Tensor, reduction: str = 
     """Next-token loss in fp32 whatever the autocast dtype: (B, T, V) logits vs (B, T) targets."""
     loss = F.cross_entropy(logits.float().flatten(0, 1), targets.flatten(), reduction=reduction)
     return loss.view(targets.shape) if reduction == "none" else loss
+
+
+def _recomputable(block: Block, shard: SequenceShard | None, *inputs: torch.Tensor | None) -> torch.Tensor:
+    """A block run again in backward under activation checkpointing sees the sequence shard it saw forward:
+    the recomputation may happen outside the `sharded_sequences` context, or on another thread."""
+    with sharded_sequences(shard):
+        return block(*inputs)

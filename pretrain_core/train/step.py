@@ -1,42 +1,22 @@
-"""One optimizer step (with gradient accumulation) and the periodic validation loss."""
+"""One optimizer step (with gradient accumulation) and the periodic validation loss, over a `ParallelModel`: the
+layout (pipeline, sequence shards, wrappers) is the model's business, not the step's."""
 
 from __future__ import annotations
 
 import math
 import time
 from collections.abc import Iterator
-from contextlib import AbstractContextManager
 from dataclasses import dataclass
 
 import numpy as np
 import torch
-from torch import nn
 
-from pretrain_core.train.context_parallel import SequenceShard
-from pretrain_core.train.distributed import DistEnv, all_reduce_sum, clip_grad_norm, gradient_sync
-from pretrain_core.train.expert_parallel import sync_expert_gradients
-from pretrain_core.train.model import cross_entropy
-from pretrain_core.train.moe import moe_aux_loss, moe_layers
-from pretrain_core.train.objective import IGNORE, Masking, held_out_generator
-from pretrain_core.train.pipeline import Pipeline
-from pretrain_core.train.precision import Precision
+from pretrain_core.train.distributed import all_reduce_sum
+from pretrain_core.train.moe import moe_layers
+from pretrain_core.train.objective import held_out_generator
+from pretrain_core.train.parallel_model import ParallelModel
 
 PHASES = ("data", "forward", "backward", "optimizer")
-TORCH_DTYPES: dict[Precision, torch.dtype] = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
-
-
-def autocast(precision: Precision, device: torch.device) -> AbstractContextManager[None]:
-    """bf16 or fp16 autocast (weights and optimizer stay fp32), or a no-op for fp32."""
-    enabled = precision != "fp32"
-    dtype = TORCH_DTYPES[precision] if enabled else torch.bfloat16
-    return torch.autocast(device_type=device.type, dtype=dtype, enabled=enabled)
-
-
-def grad_scaler(precision: Precision, device: torch.device, init_scale: float = 2.0**16) -> torch.amp.GradScaler | None:
-    """Dynamic loss scaling for fp16 (its 5 exponent bits underflow small gradients): the loss is multiplied
-    before backward, gradients divided before the update, and a step whose gradients overflowed is skipped with
-    the scale halved. None for fp32 and bf16, which have fp32's exponent range."""
-    return torch.amp.GradScaler(device.type, init_scale=init_scale) if precision == "fp16" else None
 
 
 class PhaseTimer:
@@ -63,112 +43,76 @@ class StepResult:
     skipped: bool  # no update was applied: fp16 overflow, or (fp32/bf16) a non-finite gradient
 
 
+@dataclass
+class Update:
+    """How accumulated gradients become a step: clipped to ``grad_clip`` (0: measured only), applied by the
+    ``optimizer`` at the ``scheduler``'s lr, through fp16's ``scaler`` when there is one."""
+
+    optimizer: torch.optim.Optimizer
+    scheduler: torch.optim.lr_scheduler.LRScheduler
+    grad_clip: float
+    scaler: torch.amp.GradScaler | None = None
+
+    def apply(self, model: ParallelModel) -> tuple[float, bool]:
+        """(gradient norm before clipping, whether the update was skipped), the lr advanced and gradients freed."""
+        model.finish_gradients()
+        if self.scaler is None:
+            grad_norm = model.clip(self.grad_clip)
+            skipped = not math.isfinite(grad_norm)  # a nan/inf gradient would poison every weight it touches
+            if not skipped:
+                self.optimizer.step()
+        else:
+            self.scaler.unscale_(self.optimizer)  # clip the true gradients, not the scaled ones
+            grad_norm = model.clip(self.grad_clip)
+            scale = self.scaler.get_scale()
+            self.scaler.step(self.optimizer)  # skips the update when a gradient is inf/nan
+            self.scaler.update()
+            skipped = self.scaler.get_scale() < scale
+        self.scheduler.step()
+        self.optimizer.zero_grad(set_to_none=True)
+        for layer in moe_layers(model.module):
+            layer.update_bias()  # auxiliary-loss-free balancing, when chosen
+        return grad_norm, skipped
+
+
 def train_step(
-    model: nn.Module,
-    optimizer: torch.optim.Optimizer,
-    scheduler: torch.optim.lr_scheduler.LRScheduler,
+    model: ParallelModel,
+    update: Update,
     batches: Iterator[tuple[torch.Tensor, torch.Tensor]],
     grad_accum_steps: int,
-    grad_clip: float,
-    precision: Precision,
-    device: torch.device,
-    scaler: torch.amp.GradScaler | None = None,
-    masking: Masking | None = None,
     timer: PhaseTimer | None = None,
-    pipeline: Pipeline | None = None,
-    shard: SequenceShard | None = None,
 ) -> StepResult:
-    """Accumulate gradients over micro-batches (all-reducing only on the last), clip, update. With ``masking``
-    (the masked objective) each micro-batch's inputs are masked and the loss counts the hidden tokens only; with
-    ``timer`` each phase is timed. With a ``pipeline`` its schedule runs each micro-batch (forward and backward
-    interleaved, timed as forward) and the loss is the last stage's (0 on the other ranks). With a context-parallel
-    ``shard`` the model sees this rank's tokens of each sequence, and the loss is their mean."""
+    """Accumulate gradients over ``grad_accum_steps`` micro-batches (synchronised only on the last), then update;
+    with ``timer`` each phase is timed (a pipeline's forward and backward, interleaved, as forward)."""
     lap = timer.lap if timer is not None else lambda phase: None
     total = 0.0
     for micro in range(grad_accum_steps):
-        inputs, targets = (t.to(device, non_blocking=True) for t in next(batches))
-        if masking is not None:
-            inputs, targets = masking.apply(inputs)
-        if shard is not None:
-            inputs, targets = shard.take(inputs), shard.take(targets)
+        inputs, targets = (t.to(model.env.device, non_blocking=True) for t in next(batches))
+        inputs, targets = model.batch(inputs, targets)
         lap("data")
-        if pipeline is not None:
-            total += pipeline.forward_backward(inputs, targets, grad_accum_steps)
-            lap("forward")
-            continue
-        with gradient_sync(model, enabled=micro == grad_accum_steps - 1):
-            with autocast(precision, device):
-                loss = cross_entropy(model(inputs, shard=shard), targets) / grad_accum_steps
-            balance = moe_aux_loss(model)  # experts' balancing losses: trained on, not reported as the loss
-            objective = loss + balance / grad_accum_steps if balance is not None else loss
-            lap("forward")
-            (scaler.scale(objective) if scaler is not None else objective).backward()
-        total += loss.item()
-        lap("backward")
-    if pipeline is not None:
-        pipeline.sync_tied_gradients()
-    sync_expert_gradients(model)
-    if scaler is None:
-        grad_norm = pipeline.clip_grad_norm(grad_clip) if pipeline else clip_grad_norm(model, grad_clip)
-        skipped = not math.isfinite(grad_norm)  # a nan/inf gradient would poison every weight it touches
-        if not skipped:
-            optimizer.step()
-    else:
-        scaler.unscale_(optimizer)  # clip the true gradients, not the scaled ones
-        grad_norm = clip_grad_norm(model, grad_clip)
-        scale = scaler.get_scale()
-        scaler.step(optimizer)  # skips the update when a gradient is inf/nan
-        scaler.update()
-        skipped = scaler.get_scale() < scale
-    scheduler.step()
-    optimizer.zero_grad(set_to_none=True)
-    for layer in moe_layers(model):
-        layer.update_bias()  # auxiliary-loss-free balancing, when chosen
+        with model.synchronising(micro == grad_accum_steps - 1):
+            total += model.forward_backward(inputs, targets, grad_accum_steps, update.scaler, lap)
+    grad_norm, skipped = update.apply(model)
     lap("optimizer")
     return StepResult(total, grad_norm, skipped)
 
 
-@torch.no_grad()
-def validation_loss(
-    model: nn.Module,
-    sequences: np.ndarray,
-    batch_size: int,
-    max_batches: int,
-    precision: Precision,
-    env: DistEnv,
-    masking: Masking | None = None,
-    pipeline: Pipeline | None = None,
-    shard: SequenceShard | None = None,
-) -> float | None:
+def validation_loss(model: ParallelModel, sequences: np.ndarray, batch_size: int, max_batches: int) -> float | None:
     """Mean next-token loss over a fixed, evenly spaced subset of the validation sequences (so every shard and
     domain is represented), split evenly over ranks: every rank runs the same number of forward passes, which
-    FSDP's collectives require. A ``pipeline`` runs whole batches only (its stages expect the training shapes)
-    and counts the loss on its last stage. None when there is no validation data."""
-    unit = env.dp_size * (batch_size if pipeline else 1)
+    FSDP's collectives require. A pipeline runs whole batches only (its stages expect the training shapes).
+    None when there is no validation data."""
+    env = model.env
+    unit = env.dp_size * (batch_size if model.pipeline else 1)
     n = min(len(sequences), batch_size * max_batches * env.dp_size) // unit * unit
     rows = np.linspace(0, len(sequences) - 1, n).round().astype(np.int64)[env.dp_rank :: env.dp_size]
     total = count = 0.0
     generator = held_out_generator(env.device)
-    model.eval()
-    if pipeline is not None:
-        pipeline.set_training(False)
-    for start in range(0, len(rows), batch_size):
-        batch = torch.from_numpy(sequences[rows[start : start + batch_size]].astype(np.int64)).to(env.device)
-        inputs, targets = batch[:, :-1], batch[:, 1:]
-        if masking is not None:
-            inputs, targets = masking.apply(inputs, generator)
-        if shard is not None:
-            inputs, targets = shard.take(inputs), shard.take(targets)
-        with autocast(precision, env.device):
-            if pipeline is not None:
-                total += pipeline.loss_sum(inputs, targets)
-                count += targets.numel() if pipeline.last else 0
-                continue
-            logits = model(inputs, shard=shard)
-        total += float(cross_entropy(logits, targets, reduction="sum"))  # IGNORE targets add nothing
-        count += int((targets != IGNORE).sum())
-    model.train()
-    if pipeline is not None:
-        pipeline.set_training(True)
+    with model.evaluating():
+        for start in range(0, len(rows), batch_size):
+            batch = torch.from_numpy(sequences[rows[start : start + batch_size]].astype(np.int64)).to(env.device)
+            loss, counted = model.loss_sum(*model.batch(batch[:, :-1], batch[:, 1:], generator))
+            total += loss
+            count += counted
     total, count = all_reduce_sum([total, count], env)
     return total / count if count else None

@@ -34,15 +34,12 @@ from pretrain_core.train.checkpoint import (
 )
 from pretrain_core.train.checkpointer import CheckpointCallback, Checkpointer
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.context_parallel import SequenceShard
 from pretrain_core.train.data import DataState, TrainBatches, load_sequences
 from pretrain_core.train.distributed import (
     DistEnv,
     all_reduce_sum,
     cleanup_distributed,
     init_distributed,
-    reshard,
-    wrap_model,
 )
 from pretrain_core.train.environment import environment, pitfalls
 from pretrain_core.train.flops import flops_per_token
@@ -52,17 +49,11 @@ from pretrain_core.train.health import LossSpikeDetector, StragglerCheck
 from pretrain_core.train.metrics import MetricsLogger
 from pretrain_core.train.model import GPT
 from pretrain_core.train.moe import moe_stats
+from pretrain_core.train.numerics import TORCH_DTYPES, grad_scaler
 from pretrain_core.train.objective import masking_of
-from pretrain_core.train.pipeline import build_pipeline
+from pretrain_core.train.parallel_model import parallelize
 from pretrain_core.train.preemption import stop_on_sigterm
-from pretrain_core.train.step import (
-    TORCH_DTYPES,
-    PhaseTimer,
-    StepResult,
-    grad_scaler,
-    train_step,
-    validation_loss,
-)
+from pretrain_core.train.step import PhaseTimer, StepResult, Update, train_step, validation_loss
 from pretrain_core.train.tokenizer import tokenizer_from_proto
 
 log = logging.getLogger(__name__)
@@ -113,16 +104,10 @@ class Trainer:
         if start_from is not None:
             self._start_from(start_from)
         self.model.activation_checkpointing = config.compute.activation_checkpointing
-        self.masking = masking_of(self.model.args, config.model.mask_rate)
         if config.compute.compile:
             compile_in_place(self.model, config, env)
-        self.pipeline = build_pipeline(self.model, config, env) if config.parallelism.pipeline_parallel > 1 else None
-        self.shard = None
-        if env.cp_size > 1:
-            assert env.mesh is not None
-            cp_group = env.mesh["cp"].get_group()
-            self.shard = SequenceShard.of(config.data.seq_len, env.cp_size, env.cp_rank, cp_group, env.device)
-        self.wrapped = self.pipeline.rank_model if self.pipeline else wrap_model(self.model, config, env)
+        self.parallel = parallelize(self.model, config, env, masking_of(self.model.args, config.model.mask_rate))
+        self.wrapped = self.parallel.module
         self.optimizer, self.scheduler = config.optimizer.build(
             self.wrapped, config.peak_lr(), config.max_steps, config.model.width_mult
         )
@@ -151,6 +136,7 @@ class Trainer:
         self.scaler = grad_scaler(config.compute.precision, env.device, config.compute.loss_scale_init)
         if self.scaler is not None and self.state.get("grad_scaler"):
             self.scaler.load_state_dict(self.state["grad_scaler"])
+        self.update = Update(self.optimizer, self.scheduler, config.optimizer.grad_clip, self.scaler)
         self.overflow_steps = int(self.state.get("overflow_steps", 0))
         self.nonfinite_steps, self.nonfinite_streak = int(self.state.get("nonfinite_steps", 0)), 0
         self.rollbacks = int(self.state.get("rollbacks", 0))
@@ -200,21 +186,7 @@ class Trainer:
                 self.checkpointer.poll()
                 started = time.perf_counter()
                 timer = PhaseTimer(self.env.device) if self._timed(self.step + 1) else None
-                stepped = train_step(
-                    self.wrapped,
-                    self.optimizer,
-                    self.scheduler,
-                    self.batches,
-                    config.data.grad_accum_steps,
-                    config.optimizer.grad_clip,
-                    config.compute.precision,
-                    self.env.device,
-                    self.scaler,
-                    self.masking,
-                    timer,
-                    self.pipeline,
-                    self.shard,
-                )
+                stepped = train_step(self.parallel, self.update, self.batches, config.data.grad_accum_steps, timer)
                 loss, grad_norm = stepped.loss, stepped.grad_norm
                 if self._skipped(stepped):
                     continue  # rolled back to the last checkpoint: the loop resumes from its step
@@ -350,7 +322,7 @@ class Trainer:
         parallelism) are first gathered whole onto rank 0, a collective every rank joins: the check covers the
         model's ops; that sharded training computes what one process does is held by the distributed tests."""
         skipped_because = None
-        if self.pipeline is not None:
+        if self.parallel.pipeline is not None:
             skipped_because = "under pipeline parallelism no rank holds the whole model"
         elif self.config.model.moe_experts:
             skipped_because = "a router's top-k choice is not differentiable (finite differences flip it)"
@@ -449,20 +421,7 @@ class Trainer:
 
     def validate(self) -> float | None:
         config = self.config
-        loss = validation_loss(
-            self.wrapped,
-            self.val_rows,
-            config.data.micro_batch_size,
-            config.monitor.eval_batches,
-            config.compute.precision,
-            self.env,
-            self.masking,
-            self.pipeline,
-            self.shard,
-        )
-        reshard(self.wrapped)  # FSDP2 keeps the root's weights gathered after a forward with no backward
-        if self.pipeline is not None:
-            self.pipeline.reshard()
+        loss = validation_loss(self.parallel, self.val_rows, config.data.micro_batch_size, config.monitor.eval_batches)
         if loss is not None:
             self.last_validation_loss = loss
             self.metrics.scalars(self.step, {"val/loss": loss, "val/perplexity": math.exp(loss)})

@@ -15,7 +15,7 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.context_parallel import SequenceShard, balanced_positions
+from pretrain_core.train.context_parallel import SequenceShard, balanced_positions, sharded_sequences
 from pretrain_core.train.model import GPT, ModelArgs, cross_entropy
 from tests.train.layout_runs import run_both_ways
 
@@ -45,8 +45,9 @@ def _rank(rank: int, store: str, encoding: str, results: str) -> None:
     whole_grads = {name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None}
     model.zero_grad(set_to_none=True)
     shard = SequenceShard.of(SEQ, CP, rank, dist.group.WORLD, torch.device("cpu"))
-    logits = model(shard.take(inputs), shard=shard)
-    cross_entropy(logits, shard.take(targets)).backward()  # this rank's tokens: the mean of the ranks' means
+    with sharded_sequences(shard):  # the forward and its backward, as a step enters it
+        logits = model(shard.take(inputs))
+        cross_entropy(logits, shard.take(targets)).backward()  # this rank's tokens: the mean of the ranks' means
     grad_error = 0.0
     for name, param in model.named_parameters():
         assert param.grad is not None
