@@ -25,7 +25,7 @@ import time
 import psutil
 import torch
 
-from pretrain_core.train.model import GPT, ModelArgs, cross_entropy
+from pretrain_core.train.model.gpt import GPT, ModelArgs, cross_entropy
 from pretrain_core.train.sections.model import MODEL_PRESETS
 
 

@@ -38,9 +38,9 @@ import torch.distributed as dist
 from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict, get_optimizer_state_dict
 from torch.distributed.fsdp import fully_shard
 
-from pretrain_core.train.checkpoint import finish_save, load_checkpoint, start_save
-from pretrain_core.train.dcp_format import staging_buffer
-from pretrain_core.train.model import GPT, ModelArgs, cross_entropy
+from pretrain_core.train.checkpoint.dcp_format import staging_buffer
+from pretrain_core.train.checkpoint.store import finish_save, load_checkpoint, start_save
+from pretrain_core.train.model.gpt import GPT, ModelArgs, cross_entropy
 from pretrain_core.train.schedule import build_scheduler
 from pretrain_core.train.sections.model import MODEL_PRESETS
 

@@ -31,7 +31,7 @@ from timing import cpu_time
 
 from pretrain_core.generate.config import GenerationConfig
 from pretrain_core.generate.decode import generate
-from pretrain_core.train.model import GPT, ModelArgs
+from pretrain_core.train.model.gpt import GPT, ModelArgs
 from pretrain_core.train.sections.model import MODEL_PRESETS
 
 

@@ -21,9 +21,9 @@ from typing import Any
 
 import torch
 
-from pretrain_core.train.flops import flops_per_token
-from pretrain_core.train.hardware import measure_peak_flops
-from pretrain_core.train.model import GPT, ModelArgs, cross_entropy
+from pretrain_core.train.model.gpt import GPT, ModelArgs, cross_entropy
+from pretrain_core.train.observe.flops import flops_per_token
+from pretrain_core.train.observe.hardware import measure_peak_flops
 from pretrain_core.train.sections.model import MODEL_PRESETS
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}

@@ -28,8 +28,8 @@ from typing import Any
 import torch
 
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.distributed import cleanup_distributed, init_distributed
-from pretrain_core.train.parallel_model import parallelize
+from pretrain_core.train.parallel.distributed import cleanup_distributed, init_distributed
+from pretrain_core.train.parallel.parallelize import parallelize
 from pretrain_core.train.step import Update, train_step
 
 VOCAB = 8000

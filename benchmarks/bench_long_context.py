@@ -26,7 +26,7 @@ from typing import Any
 from pretrain_core import storage
 from pretrain_core.evaluate.long_context import evaluate_checkpoint_long_context
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.model_args import RopeScaling
+from pretrain_core.train.model.args import RopeScaling
 from pretrain_core.train.trainer import train
 
 SCALINGS: tuple[RopeScaling, ...] = ("none", "linear", "ntk", "yarn", "llama3")

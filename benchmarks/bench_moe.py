@@ -24,7 +24,8 @@ from typing import Any
 import torch
 
 from pretrain_core import storage
-from pretrain_core.train.checkpoint import latest_checkpoint, load_model
+from pretrain_core.train.checkpoint.catalog import latest_checkpoint
+from pretrain_core.train.checkpoint.store import load_model
 from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.trainer import train
 

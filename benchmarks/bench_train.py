@@ -35,7 +35,7 @@ from pretrain_core.tokenize.config import TokenizerConfig
 from pretrain_core.tokenize.encode import load_tokenizer
 from pretrain_core.tokenize.train import fit_tokenizer
 from pretrain_core.train.allocator import keep_freed_memory
-from pretrain_core.train.model import GPT, ModelArgs, cross_entropy
+from pretrain_core.train.model.gpt import GPT, ModelArgs, cross_entropy
 from pretrain_core.train.sections.model import MODEL_PRESETS
 
 

@@ -31,9 +31,9 @@ from bench_gpu_train import Shape, measure_training, report
 
 from pretrain_core.generate.config import GenerationConfig
 from pretrain_core.generate.decode import generate
-from pretrain_core.train.checkpoint import finish_save, load_checkpoint, start_save
-from pretrain_core.train.hardware import device_metrics
-from pretrain_core.train.model import GPT, ModelArgs, cross_entropy
+from pretrain_core.train.checkpoint.store import finish_save, load_checkpoint, start_save
+from pretrain_core.train.model.gpt import GPT, ModelArgs, cross_entropy
+from pretrain_core.train.observe.hardware import device_metrics
 from pretrain_core.train.schedule import build_scheduler
 from pretrain_core.train.sections.model import MODEL_PRESETS
 

@@ -360,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "coord-check":
             return run_coord_check(args)
         elif args.command == "env":
-            from pretrain_core.train.environment import environment
+            from pretrain_core.train.observe.environment import environment
 
             print(yaml.safe_dump(environment(), sort_keys=False), end="")
         elif args.command == "corpus":

@@ -12,8 +12,8 @@ from typing import Any, get_args
 from pretrain_core.config_base import ConfigError
 from pretrain_core.generate.config import GenerationConfig
 from pretrain_core.train.config import EvalConfig
-from pretrain_core.train.config_cli import add_config_flags, config_from_args
-from pretrain_core.train.model_args import RopeScaling
+from pretrain_core.train.launch.flags import add_config_flags, config_from_args
+from pretrain_core.train.model.args import RopeScaling
 from pretrain_core.train.precision import PRECISIONS
 from pretrain_eval.harness import HarnessModel
 

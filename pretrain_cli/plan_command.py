@@ -6,7 +6,7 @@ import argparse
 from typing import Any
 
 from pretrain_core.train.flat_keys import new_key
-from pretrain_core.train.planner import (
+from pretrain_core.train.parallel.planner import (
     GIB,
     MAX_GPUS,
     Hardware,

@@ -55,7 +55,12 @@ def run_sweep(args: argparse.Namespace) -> int:
 
 
 def run_coord_check(args: argparse.Namespace) -> int:
-    from pretrain_core.train.coord_check import PARAMETRIZATIONS, CoordCheckSettings, coord_check, render_coord_check
+    from pretrain_core.train.observe.coord_check import (
+        PARAMETRIZATIONS,
+        CoordCheckSettings,
+        coord_check,
+        render_coord_check,
+    )
 
     settings = CoordCheckSettings(widths=tuple(sorted(args.widths)), steps=args.steps, lr=args.lr,
                                   base_width=min(args.widths))  # fmt: skip

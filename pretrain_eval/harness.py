@@ -33,8 +33,8 @@ def run_harness(
     from lm_eval.tasks import TaskManager
 
     from pretrain_core.export.exporter import export_model
-    from pretrain_core.train.checkpoint import TOKENIZER_FILE, resolve_checkpoint
-    from pretrain_core.train.tokenizer import tokenizer_from_proto
+    from pretrain_core.train.checkpoint.catalog import TOKENIZER_FILE, resolve_checkpoint
+    from pretrain_core.train.shards.tokenizer import tokenizer_from_proto
     from pretrain_eval.lm_eval_adapter import PretrainLM
 
     checkpoint = resolve_checkpoint(source)

@@ -28,7 +28,7 @@ from pretrain_core.evaluate.history import (
     result_rows,
 )
 from pretrain_core.evaluate.trend_plot import METRICS, plotting_available, render_trend_plot, trend_plot_url
-from pretrain_core.train.checkpoint import evaluated_steps, evaluation_url, unevaluated_checkpoints
+from pretrain_core.train.checkpoint.records import evaluated_steps, evaluation_url, unevaluated_checkpoints
 
 REGRESSION_EVENT = "pretrain.eval.regression"
 

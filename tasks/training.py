@@ -1,5 +1,5 @@
-"""Tasks for training and evaluation: a training run supervised (`pretrain_core.train.supervisor`) with its events
-sent to Prefect (logs, progress, checkpoint and health events, the loss curve), and one checkpoint evaluated.
+"""Tasks for training and evaluation: a training run supervised (`pretrain_core.train.launch.supervisor`) with its
+events sent to Prefect (logs, progress, checkpoint and health events, the loss curve), and one checkpoint evaluated.
 """
 
 from __future__ import annotations
@@ -23,10 +23,10 @@ from pretrain_core import storage
 from pretrain_core.evaluate.evaluator import EvalResult, evaluate_checkpoint
 from pretrain_core.evaluate.trend_plot import plotting_available
 from pretrain_core.train.config import EvalConfig, TrainConfig
-from pretrain_core.train.health import parse_health_event
-from pretrain_core.train.loss_plot import loss_curve_url, render_loss_curve
-from pretrain_core.train.monitor import TrainingMonitor
-from pretrain_core.train.supervisor import SupervisorHooks, TrainingSupervisor
+from pretrain_core.train.launch.supervisor import SupervisorHooks, TrainingSupervisor
+from pretrain_core.train.observe.health import parse_health_event
+from pretrain_core.train.observe.loss_plot import loss_curve_url, render_loss_curve
+from pretrain_core.train.observe.monitor import TrainingMonitor
 from tasks.progress import artifact_key
 
 CHECKPOINT_SAVED = "pretrain.checkpoint.saved"
@@ -50,7 +50,7 @@ def announce_checkpoint(run_name: str, step: int, checkpoint_url: str) -> bool:
 
 def announce_health(run_name: str, line: str) -> bool:
     """Emit `pretrain.training.loss-spike` or `pretrain.training.straggler` when ``line`` is rank 0's report of
-    one (`pretrain_core.train.health`), so an automation can act on it; False for any other line."""
+    one (`pretrain_core.train.observe.health`), so an automation can act on it; False for any other line."""
     event = parse_health_event(line)
     if event is None:
         return False

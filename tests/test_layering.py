@@ -103,3 +103,22 @@ def test_prefect_tasks_stay_thin() -> None:
     }
     assert len(lengths) > 5  # the walk really saw the tasks
     assert {name: lines for name, lines in lengths.items() if lines > 40} == {}
+
+
+def test_the_train_folder_shows_the_architecture() -> None:
+    """Training is sub-packages of small modules: no file past 400 lines, no model forward threading a sequence
+    shard (context parallelism is a context), and a step that takes a built parallel model, not its parts."""
+    train = CORE / "train"
+    assert len([p for p in train.iterdir() if (p / "__init__.py").exists()]) >= 3
+    lengths = {str(p.relative_to(CORE)): len(p.read_text(encoding="utf-8").splitlines()) for p in train.rglob("*.py")}
+    assert {name: n for name, n in lengths.items() if n > 400} == {}
+    forwards = [
+        (str(path.relative_to(CORE)), [arg.arg for arg in node.args.args])
+        for path in (train / "model").glob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef) and node.name == "forward"
+    ]
+    assert len(forwards) >= 4 and [f for f in forwards if "shard" in f[1]] == []
+    step = ast.parse((train / "step.py").read_text(encoding="utf-8"))
+    (train_step,) = [n for n in step.body if isinstance(n, ast.FunctionDef) and n.name == "train_step"]
+    assert len(train_step.args.args) <= 6

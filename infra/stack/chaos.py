@@ -45,7 +45,7 @@ from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterState, Fl
 from prefect.client.schemas.objects import TERMINAL_STATES, FlowRun, StateType
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-from pretrain_core.train.checkpoint import EVALUATIONS, completed_checkpoints
+from pretrain_core.train.checkpoint.catalog import EVALUATIONS, completed_checkpoints
 
 STACK = Path(__file__).resolve().parent
 FAULTS = (

@@ -20,7 +20,7 @@ from pretrain_core.ablation.summary import (
     render_curves,
     render_markdown,
 )
-from pretrain_core.train.checkpoint import completed_checkpoints
+from pretrain_core.train.checkpoint.catalog import completed_checkpoints
 
 SCORES_FILE = "ablation_scores.parquet"
 

@@ -13,7 +13,7 @@ from pretrain_core import storage
 from pretrain_core.ablation.heldout import read_heldout
 from pretrain_core.evaluate.zero_shot import TaskItem, build_items, document_logprob, score_items
 from pretrain_core.export.bundle import load_bundle
-from pretrain_core.train.checkpoint import read_meta
+from pretrain_core.train.checkpoint.catalog import read_meta
 
 ITEMS_FILE = "zero_shot_items.json"
 

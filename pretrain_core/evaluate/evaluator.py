@@ -28,20 +28,15 @@ from pretrain_core.generate.config import GenerationConfig
 from pretrain_core.generate.decode import generate
 from pretrain_core.generate.text_metrics import distinct_n, repeated_ngram_rate
 from pretrain_core.train.allocator import keep_freed_memory
-from pretrain_core.train.checkpoint import (
-    evaluation_url,
-    load_model,
-    prune_as_configured,
-    read_meta,
-    resolve_checkpoint,
-    saved_setting,
-)
+from pretrain_core.train.checkpoint.catalog import read_meta, resolve_checkpoint, saved_setting
+from pretrain_core.train.checkpoint.records import evaluation_url, prune_as_configured
+from pretrain_core.train.checkpoint.store import load_model
 from pretrain_core.train.config import EvalConfig
-from pretrain_core.train.data import Sequences, load_sequences
-from pretrain_core.train.model import GPT, cross_entropy
+from pretrain_core.train.model.gpt import GPT, cross_entropy
+from pretrain_core.train.model.objective import IGNORE, Masking, held_out_generator, masking_of
 from pretrain_core.train.numerics import autocast
-from pretrain_core.train.objective import IGNORE, Masking, held_out_generator, masking_of
-from pretrain_core.train.tokenizer import load_tokenizer
+from pretrain_core.train.shards.sequences import Sequences, load_sequences
+from pretrain_core.train.shards.tokenizer import load_tokenizer
 
 SPLITS = ("validation", "test")
 log = logging.getLogger(__name__)

@@ -20,7 +20,7 @@ from pydantic import BaseModel
 
 from pretrain_core import storage
 from pretrain_core.evaluate.evaluator import EvalResult
-from pretrain_core.train.checkpoint import MANIFEST, completed_checkpoints, read_meta, saved_setting
+from pretrain_core.train.checkpoint.catalog import MANIFEST, completed_checkpoints, read_meta, saved_setting
 
 RESULTS_FILE = "eval_results.parquet"
 OVERALL = "all"

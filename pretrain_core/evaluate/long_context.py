@@ -25,11 +25,12 @@ import torch
 from pydantic import BaseModel
 
 from pretrain_core import storage
-from pretrain_core.train.checkpoint import TOKENIZER_FILE, load_model, resolve_checkpoint, saved_setting
-from pretrain_core.train.data import load_sequences
-from pretrain_core.train.model import GPT, cross_entropy
-from pretrain_core.train.model_args import RopeScaling
-from pretrain_core.train.tokenizer import load_tokenizer
+from pretrain_core.train.checkpoint.catalog import TOKENIZER_FILE, resolve_checkpoint, saved_setting
+from pretrain_core.train.checkpoint.store import load_model
+from pretrain_core.train.model.args import RopeScaling
+from pretrain_core.train.model.gpt import GPT, cross_entropy
+from pretrain_core.train.shards.sequences import load_sequences
+from pretrain_core.train.shards.tokenizer import load_tokenizer
 
 FILLER = "The grass is green. The sky is blue. The sun is yellow. Here we go. There and back again. "
 DEPTHS = (0.0, 0.25, 0.5, 0.75, 1.0)

@@ -22,7 +22,7 @@ import sentencepiece as spm
 from pydantic import BaseModel
 
 from pretrain_core.evaluate.zero_shot import score_tokens
-from pretrain_core.train.model import GPT
+from pretrain_core.train.model.gpt import GPT
 
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*")
 

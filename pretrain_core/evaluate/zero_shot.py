@@ -29,7 +29,7 @@ from pydantic import BaseModel
 
 from pretrain_core.clean.config import LangIdConfig
 from pretrain_core.clean.langid import detect_language
-from pretrain_core.train.model import GPT
+from pretrain_core.train.model.gpt import GPT
 
 CHOICES = 4
 GROUP_LANGUAGES = ("en", "zh")  # languages with groups of their own; the rest are pooled as "other"

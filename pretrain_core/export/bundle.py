@@ -11,9 +11,10 @@ import torch
 
 from pretrain_core import storage
 from pretrain_core.export import safetensors_format
-from pretrain_core.train.checkpoint import TOKENIZER_FILE, load_model, resolve_checkpoint
-from pretrain_core.train.model import GPT
-from pretrain_core.train.tokenizer import tokenizer_from_proto
+from pretrain_core.train.checkpoint.catalog import TOKENIZER_FILE, resolve_checkpoint
+from pretrain_core.train.checkpoint.store import load_model
+from pretrain_core.train.model.gpt import GPT
+from pretrain_core.train.shards.tokenizer import tokenizer_from_proto
 
 
 @dataclass

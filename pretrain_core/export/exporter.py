@@ -22,10 +22,10 @@ from pydantic import BaseModel
 from pretrain_core import storage
 from pretrain_core.export import hf_format, safetensors_format
 from pretrain_core.export.bundle import ModelBundle, load_bundle
-from pretrain_core.train.checkpoint import TOKENIZER_FILE, saved_setting
-from pretrain_core.train.data import load_sequences
-from pretrain_core.train.model import GPT
+from pretrain_core.train.checkpoint.catalog import TOKENIZER_FILE, saved_setting
+from pretrain_core.train.model.gpt import GPT
 from pretrain_core.train.precision import Precision
+from pretrain_core.train.shards.sequences import load_sequences
 
 ExportFormat = Literal["safetensors", "onnx", "int8", "hf"]
 REPORT_FILE = "export.json"

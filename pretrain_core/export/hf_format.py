@@ -20,8 +20,8 @@ from safetensors.torch import save as save_tensors
 from sentencepiece import sentencepiece_model_pb2
 
 from pretrain_core import storage
-from pretrain_core.train.checkpoint import TOKENIZER_FILE
-from pretrain_core.train.model import GPT, ModelArgs
+from pretrain_core.train.checkpoint.catalog import TOKENIZER_FILE
+from pretrain_core.train.model.gpt import GPT, ModelArgs
 
 CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"

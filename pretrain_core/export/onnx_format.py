@@ -19,7 +19,7 @@ import torch
 from onnxruntime.quantization import QuantType, quantize_dynamic
 from onnxruntime.quantization.shape_inference import quant_pre_process
 
-from pretrain_core.train.model import GPT
+from pretrain_core.train.model.gpt import GPT
 
 INPUT = "input_ids"
 OUTPUT = "logits"

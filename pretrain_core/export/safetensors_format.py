@@ -15,9 +15,9 @@ from safetensors.torch import load as load_tensors
 from safetensors.torch import save as save_tensors
 
 from pretrain_core import storage
-from pretrain_core.train.checkpoint import TOKENIZER_FILE
-from pretrain_core.train.model import GPT
-from pretrain_core.train.model_args import ModelArgs
+from pretrain_core.train.checkpoint.catalog import TOKENIZER_FILE
+from pretrain_core.train.model.args import ModelArgs
+from pretrain_core.train.model.gpt import GPT
 from pretrain_core.train.numerics import TORCH_DTYPES
 from pretrain_core.train.precision import Precision
 

@@ -17,8 +17,8 @@ import torch.nn.functional as F
 
 from pretrain_core.generate.config import GenerationConfig
 from pretrain_core.generate.processors import penalize_repetition, top_k_filter, top_p_filter
-from pretrain_core.train.kv_cache import KVCache
-from pretrain_core.train.model import GPT
+from pretrain_core.train.model.gpt import GPT
+from pretrain_core.train.model.kv_cache import KVCache
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 import sys
 
-from pretrain_core.train.cli import main
+from pretrain_core.train.launch.cli import main
 
 sys.exit(main())

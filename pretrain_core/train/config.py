@@ -9,7 +9,6 @@ from pydantic import Field, model_validator
 
 from pretrain_core.config_base import Seed, StrictModel
 from pretrain_core.limits import MAX_BATCHES, MAX_STEPS, MAX_VOCAB
-from pretrain_core.train.compression import NEEDS_NCCL
 from pretrain_core.train.flat_keys import (
     FLAT_KEYS,
     CheckpointConfig,
@@ -23,8 +22,9 @@ from pretrain_core.train.flat_keys import (
     into_sections,
     new_key,
 )
-from pretrain_core.train.layout import Layout, pipeline_problems
-from pretrain_core.train.model_args import ModelArgs
+from pretrain_core.train.model.args import ModelArgs
+from pretrain_core.train.parallel.compression import NEEDS_NCCL
+from pretrain_core.train.parallel.layout import Layout, pipeline_problems
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from pretrain_core.config_base import StrictModel
 from pretrain_core.limits import MAX_SECONDS
 from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.flat_keys import FLAT_KEYS, SECTIONS, into_sections
-from pretrain_core.train.layout import PipelineSchedule
-from pretrain_core.train.model_args import Objective, Parametrization, PositionEncoding, RopeScaling
+from pretrain_core.train.model.args import Objective, Parametrization, PositionEncoding, RopeScaling
+from pretrain_core.train.parallel.layout import PipelineSchedule
 from pretrain_core.train.precision import Precision
 from pretrain_core.train.sections.model import ModelConfig, ModelPreset
 

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from pretrain_core.train.distributed import all_reduce_sum
-from pretrain_core.train.moe import moe_layers
-from pretrain_core.train.objective import held_out_generator
-from pretrain_core.train.parallel_model import ParallelModel
+from pretrain_core.train.model.moe import moe_layers
+from pretrain_core.train.model.objective import held_out_generator
+from pretrain_core.train.parallel.distributed import all_reduce_sum
+from pretrain_core.train.parallel.parallelize import ParallelModel
 
 PHASES = ("data", "forward", "backward", "optimizer")
 

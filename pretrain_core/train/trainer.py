@@ -22,39 +22,29 @@ import torch.distributed as dist
 from pretrain_core import storage
 from pretrain_core.manifest import code_version
 from pretrain_core.train.allocator import keep_freed_memory
-from pretrain_core.train.checkpoint import (
-    latest_checkpoint,
-    load_checkpoint,
-    load_model,
-    read_meta,
-    resolve_checkpoint,
-    saved_setting,
-    unevaluated_checkpoints,
-    unsharded_copy,
-)
-from pretrain_core.train.checkpointer import CheckpointCallback, Checkpointer
+from pretrain_core.train.checkpoint.catalog import latest_checkpoint, read_meta, resolve_checkpoint
+from pretrain_core.train.checkpoint.checkpointer import CheckpointCallback, Checkpointer
+from pretrain_core.train.checkpoint.preemption import stop_on_sigterm
+from pretrain_core.train.checkpoint.records import unevaluated_checkpoints
+from pretrain_core.train.checkpoint.resume import check_resumable, extending
+from pretrain_core.train.checkpoint.store import load_checkpoint, load_model, unsharded_copy
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.data import DataState, TrainBatches, load_sequences
-from pretrain_core.train.distributed import (
+from pretrain_core.train.model.compile import compile_in_place
+from pretrain_core.train.model.objective import masking_of
+from pretrain_core.train.numerics import grad_scaler
+from pretrain_core.train.observe.environment import environment, pitfalls
+from pretrain_core.train.observe.grad_check import gradient_check
+from pretrain_core.train.observe.run_observer import RunObserver
+from pretrain_core.train.parallel.distributed import (
     DistEnv,
     all_reduce_sum,
     cleanup_distributed,
     init_distributed,
 )
-from pretrain_core.train.environment import environment, pitfalls
-from pretrain_core.train.flops import flops_per_token
-from pretrain_core.train.grad_check import gradient_check
-from pretrain_core.train.hardware import device_metrics, measure_peak_flops, memory_metrics
-from pretrain_core.train.health import LossSpikeDetector, StragglerCheck
-from pretrain_core.train.metrics import MetricsLogger
-from pretrain_core.train.model import GPT
-from pretrain_core.train.moe import moe_stats
-from pretrain_core.train.numerics import TORCH_DTYPES, grad_scaler
-from pretrain_core.train.objective import masking_of
-from pretrain_core.train.parallel_model import parallelize
-from pretrain_core.train.preemption import stop_on_sigterm
+from pretrain_core.train.parallel.parallelize import parallelize
+from pretrain_core.train.shards.sequences import DataState, TrainBatches, load_sequences
+from pretrain_core.train.shards.tokenizer import tokenizer_from_proto
 from pretrain_core.train.step import PhaseTimer, StepResult, Update, train_step, validation_loss
-from pretrain_core.train.tokenizer import tokenizer_from_proto
 
 log = logging.getLogger(__name__)
 
@@ -99,7 +89,7 @@ class Trainer:
         start_from = config.checkpoint.init_from if config.checkpoint.init_from and not self.resumed_from else None
         if start_from is not None:
             start_from = resolve_checkpoint(start_from)
-            self.config = config = _extending(config, read_meta(start_from))
+            self.config = config = extending(config, read_meta(start_from))
         self.model = config.model.build(tokenizer.get_piece_size(), config.data.seq_len).to(env.device)
         if start_from is not None:
             self._start_from(start_from)
@@ -131,7 +121,7 @@ class Trainer:
         self.val_rows = load_sequences(config.data.tokens_url, "validation", config.data.seq_len).ids
         self.train_data_sha256 = hashlib.sha256(self.train_rows.tobytes()).hexdigest()
         if self.resumed_from:
-            self._check_resumable(self.resumed_from)
+            check_resumable(self.resumed_from, config, self.train_data_sha256)
         self._restore_position()
         self.scaler = grad_scaler(config.compute.precision, env.device, config.compute.loss_scale_init)
         if self.scaler is not None and self.state.get("grad_scaler"):
@@ -147,17 +137,11 @@ class Trainer:
         self.tokens_per_step = (
             config.data.seq_len * config.data.micro_batch_size * config.data.grad_accum_steps * env.dp_size
         )
-        self.metrics = MetricsLogger(config.output_url, env.is_main, self.step if self.resumed_from else None)
-        n_layer, _, d_model = config.model.shape()
-        non_embedding = self.model.non_embedding_params()
-        output = self.model.args.vocab_size * d_model  # the output projection's matmul, tied or not (as nanoGPT)
-        self.flops_per_token = flops_per_token(non_embedding, n_layer, config.data.seq_len, d_model, output)
-        self._peak_flops = config.monitor.peak_flops_per_device
-        self.last_train_loss: float | None = None
-        self.last_validation_loss: float | None = None
-        self.spikes = LossSpikeDetector(config.monitor.loss_spike_window, config.monitor.loss_spike_sigma)
-        self.health: dict[str, float] = {}
-        self.stragglers = StragglerCheck(env, config.monitor.straggler_check_every, config.monitor.straggler_factor)
+        self.observer = RunObserver(
+            config.monitor, self.model, env, config.output_url, config.max_steps, config.compute.precision,
+            self.step if self.resumed_from else None,
+        )  # fmt: skip
+        self.metrics = self.observer.metrics
 
     def _start_from(self, url: str) -> None:
         """Load a checkpoint's weights into the fresh model (its rotary tables are this config's)."""
@@ -197,13 +181,13 @@ class Trainer:
                 self.step += 1
                 self.tokens_seen += self.tokens_per_step
                 # the ranks of a tensor-parallel group agree; under a pipeline only the last stage's have a loss
-                result.losses[self.step] = self.last_train_loss = loss_sum / self.env.loss_ranks
-                self.metrics.scalars(self.step, {"train/loss": self.last_train_loss})
-                self.observe_health(timer)
+                result.losses[self.step] = loss_sum / self.env.loss_ranks
+                self.observer.step_done(self.step, result.losses[self.step], timer)
                 last = self.step == config.max_steps
                 if self.step % config.monitor.log_every == 0 or last:
                     tokens_per_s = self.tokens_per_step * len(result.losses) / train_seconds
-                    self.log_train(result.losses[self.step], grad_norm, tokens_per_s)
+                    lr = float(self.scheduler.get_last_lr()[0])
+                    self.observer.log_train(self.step, result.losses[self.step], grad_norm, tokens_per_s, lr)
                 if self.step % config.monitor.eval_every == 0 or last:
                     val_loss = self.validate()
                 if config.monitor.grad_check_every and self.step % config.monitor.grad_check_every == 0:
@@ -233,29 +217,6 @@ class Trainer:
             storage.write_json(storage.join(config.output_url, "train_summary.json"), result.summary)
         log.info("rank %d/%d finished: %s at step %d", self.env.rank, self.env.world_size, result.status, self.step)
         return result
-
-    def _check_resumable(self, url: str) -> None:
-        """Refuse to continue a checkpoint whose global batch or training data changed since (unless told to):
-        the data position and the schedule would go on from numbers that no longer mean the same thing."""
-        meta, config = read_meta(url), self.config
-        saved_batch = 1
-        for key in ("seq_len", "micro_batch_size", "grad_accum_steps", "nproc_per_node", "nnodes"):
-            saved_batch *= int(saved_setting(meta, key, 1))
-        for key in ("tensor_parallel", "pipeline_parallel", "context_parallel"):
-            saved_batch //= int(saved_setting(meta, key, 1))
-        changes = []
-        if saved_batch != config.tokens_per_step:
-            changes.append(f"the global batch went from {saved_batch:,} to {config.tokens_per_step:,} tokens per step")
-        if meta.get("train_data_sha256") not in (None, self.train_data_sha256):
-            changes.append(f"the training sequences under {config.data.tokens_url} are not the ones it was trained on")
-        if not changes:
-            return
-        if not config.checkpoint.resume_despite_changes:
-            raise ValueError(
-                f"{url} cannot be resumed as it is: {'; '.join(changes)}. Use a new output_url, or set "
-                "resume_despite_changes: true to continue anyway"
-            )
-        log.warning("resuming %s despite changes: %s", url, "; ".join(changes))
 
     def _restore_position(self) -> None:
         """Step, tokens seen and data order from ``self.state`` (fresh, resumed or rolled back)."""
@@ -368,75 +329,11 @@ class Trainer:
         synchronizes the device (and stops the host running ahead), only the logged steps."""
         return self.env.device.type != "cuda" or step % self.config.monitor.log_every == 0
 
-    def observe_health(self, timer: PhaseTimer | None) -> None:
-        """Every step: memory and the device's state, a loss spike; on timed steps where this rank's step time
-        went; every `straggler_check_every` steps (a collective) the slowest rank of the timed steps."""
-        assert self.last_train_loss is not None
-        values = memory_metrics(self.env.device) | device_metrics(self.env.device) | moe_stats(self.model)
-        if timer is not None:
-            phases = timer.seconds
-            self.stragglers.observe(phases["data"] + phases["forward"])
-            values |= {f"time/{phase}_seconds": seconds for phase, seconds in phases.items()}
-            values["time/data_share"] = phases["data"] / max(sum(phases.values()), 1e-12)
-        self.metrics.scalars(self.step, values)
-        self.health = {  # for the progress line, which the Prefect progress artifact shows
-            "memory_mb": values.get("memory/cuda_allocated_mb", values["memory/cpu_rss_mb"]),
-        } | {
-            name: values[key]
-            for name, key in (("data_share", "time/data_share"), ("gpu_util", "gpu/utilization_percent"))
-            if key in values
-        }
-        events = [self.spikes.observe(self.step, self.last_train_loss)]
-        if self.stragglers.due(self.step):
-            report = self.stragglers.check(self.step)
-            self.metrics.scalars(self.step, report.metrics())
-            events.append(report.event)
-        for event in events:
-            if event is not None and self.env.is_main:
-                log.warning("%s", event.line())
-
-    def log_train(self, loss: float, grad_norm: float, tokens_per_s: float) -> None:
-        lr = float(self.scheduler.get_last_lr()[0])
-        values = {
-            "loss": loss,
-            "lr": lr,
-            "grad_norm": grad_norm,
-            "tokens_per_s": tokens_per_s,
-            "mfu": self.mfu(tokens_per_s),
-        }
-        self.metrics.scalars(self.step, {f"train/{name}": value for name, value in values.items() if name != "loss"})
-        self.metrics.progress(self.step, self.config.max_steps, values | self.health)
-
-    def mfu(self, tokens_per_s: float) -> float:
-        """Model FLOPs utilisation: the training FLOPs done per second over the devices' peak (all ranks)."""
-        if self._peak_flops is None and self.env.is_main:
-            dtype = TORCH_DTYPES[self.config.compute.precision]
-            if dtype == torch.float16 and self.env.device.type == "cpu":
-                dtype = torch.float32  # CPUs emulate fp16 matmuls: fp32 is the real ceiling there
-            self._peak_flops = measure_peak_flops(self.env.device, dtype)
-            log.info("measured peak %.3g FLOP/s per device in %s: the MFU denominator", self._peak_flops, dtype)
-        if not self._peak_flops:
-            return 0.0
-        return tokens_per_s * self.flops_per_token / (self._peak_flops * self.env.world_size)
-
     def validate(self) -> float | None:
         config = self.config
         loss = validation_loss(self.parallel, self.val_rows, config.data.micro_batch_size, config.monitor.eval_batches)
         if loss is not None:
-            self.last_validation_loss = loss
-            self.metrics.scalars(self.step, {"val/loss": loss, "val/perplexity": math.exp(loss)})
-            self.metrics.progress(self.step, config.max_steps, {"val_loss": loss, "val_ppl": math.exp(loss)})
-            if self.last_train_loss is not None and math.isfinite(self.last_train_loss):
-                ratio = math.exp(loss - self.last_train_loss)  # validation perplexity / training perplexity
-                self.metrics.scalars(self.step, {"val/train_perplexity_ratio": ratio})
-                if ratio > config.monitor.overfit_alarm_ratio and self.env.is_main:
-                    log.warning(
-                        "step %d: validation perplexity is %.2fx the training perplexity (alarm at %.2fx): the "
-                        "model may be memorising its training data",
-                        self.step,
-                        ratio,
-                        config.monitor.overfit_alarm_ratio,
-                    )
+            self.observer.validated(self.step, loss)
         return loss
 
     def checkpoint(self, ephemeral: bool = False) -> int:
@@ -456,7 +353,7 @@ class Trainer:
             "tokenizer_sha256": self.tokenizer_sha256,
             "code_version": code_version(),
             "environment": self.environment,
-            "validation_loss": self.last_validation_loss,  # the newest measured: what keep_best_checkpoint ranks
+            "validation_loss": self.observer.last_validation_loss,  # the newest: what keep_best_checkpoint ranks
         }
         self.checkpointer.save(
             self.step, self.wrapped, self.optimizer, self.scheduler, meta, self.tokenizer_proto, ephemeral
@@ -487,56 +384,3 @@ class Trainer:
             "world_size": self.env.world_size,
             "checkpoint_url": latest_checkpoint(self.config.output_url),
         }
-
-
-def _extending(config: TrainConfig, meta: dict[str, Any]) -> TrainConfig:
-    """The config of a run starting from a checkpoint: RoPE scaling stretches from the length that checkpoint was
-    first trained at, unless the config says otherwise."""
-    if config.model.rope_original_seq_len is not None:
-        return config
-    args = meta["model_args"]
-    original = args.get("rope_original_seq_len") or args["max_seq_len"]
-    return config.updated(rope_original_seq_len=original)
-
-
-def compile_in_place(model: GPT, config: TrainConfig, env: DistEnv) -> bool:
-    """Compile the model's forward with torch.compile if a forward/backward on a probe batch succeeds; else leave
-    it as it was and warn with the error. Only `forward` is replaced, so parameter names, state dicts and
-    checkpoints are the same as uncompiled; the probe leaves no gradient behind and restores the RNG, so a compiled
-    run draws the same dropout masks as an uncompiled one."""
-    rng = torch.get_rng_state()
-    try:
-        model.forward = torch.compile(model.forward, backend=config.compute.compile_backend)  # type: ignore[method-assign]
-        model(
-            torch.zeros((1, min(8, config.data.seq_len)), dtype=torch.long, device=env.device)
-        ).float().mean().backward()
-    except Exception as error:  # dynamo and the backends raise many kinds; any of them means "do not compile"
-        model.__dict__.pop("forward", None)  # back to the class's forward
-        if env.is_main:
-            log.warning(
-                "torch.compile (backend %s) failed, training uncompiled: %s: %s",
-                config.compute.compile_backend, type(error).__name__, (str(error).splitlines() or [""])[0],
-            )  # fmt: skip
-        return False
-    finally:
-        model.zero_grad(set_to_none=True)
-        torch.set_rng_state(rng)
-    if env.is_main:
-        log.info("model forward compiled with torch.compile (backend %s)", config.compute.compile_backend)
-    return True
-
-
-def completed_run(config: TrainConfig) -> dict[str, Any] | None:
-    """The run's summary when it already trained to `max_steps` under this exact config (a rerun has nothing to do).
-
-    A stopped run, a different config, or a missing summary returns None, so the launch resumes from the newest
-    checkpoint instead.
-    """
-    summary_url = storage.join(config.output_url, "train_summary.json")
-    config_url = storage.join(config.output_url, "train_config.json")
-    if not (storage.exists(summary_url) and storage.exists(config_url)):
-        return None
-    summary: dict[str, Any] = storage.read_json(summary_url)
-    same_config = storage.read_json(config_url) == config.model_dump(mode="json")
-    done = summary.get("status") == "completed" and summary.get("steps") == config.max_steps
-    return summary if same_config and done else None

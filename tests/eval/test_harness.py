@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pretrain_core import storage
-from pretrain_core.train.checkpoint import latest_checkpoint
+from pretrain_core.train.checkpoint.catalog import latest_checkpoint
 from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.trainer import train
 from pretrain_eval.harness import harness_table, run_harness

@@ -8,13 +8,8 @@ import sentencepiece as spm
 
 from pretrain_core import storage
 from pretrain_core.evaluate.evaluator import evaluate_checkpoint, token_byte_lengths
-from pretrain_core.train.checkpoint import (
-    checkpoint_url,
-    evaluation_url,
-    is_evaluated,
-    latest_checkpoint,
-    resolve_checkpoint,
-)
+from pretrain_core.train.checkpoint.catalog import checkpoint_url, latest_checkpoint, resolve_checkpoint
+from pretrain_core.train.checkpoint.records import evaluation_url, is_evaluated
 from pretrain_core.train.config import EvalConfig
 from tests.train.token_corpus import TokenData
 

@@ -15,9 +15,10 @@ from pretrain_core.evaluate.long_context import (
     long_sequences,
     passkey_prompt,
 )
-from pretrain_core.train.checkpoint import TOKENIZER_FILE, latest_checkpoint, load_model
+from pretrain_core.train.checkpoint.catalog import TOKENIZER_FILE, latest_checkpoint
+from pretrain_core.train.checkpoint.store import load_model
 from pretrain_core.train.config import EvalConfig
-from pretrain_core.train.tokenizer import load_tokenizer
+from pretrain_core.train.shards.tokenizer import load_tokenizer
 
 
 def test_windows_sharing_their_edge_token_join_into_the_stream() -> None:

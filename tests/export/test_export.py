@@ -15,7 +15,7 @@ from pretrain_core.export.bundle import load_bundle
 from pretrain_core.export.exporter import export_model, probe_ids, torch_logits
 from pretrain_core.generate.config import GenerationConfig
 from pretrain_core.generate.decode import generate
-from pretrain_core.train.checkpoint import TOKENIZER_FILE, latest_checkpoint
+from pretrain_core.train.checkpoint.catalog import TOKENIZER_FILE, latest_checkpoint
 from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.trainer import train
 from tests.evaluate import conftest as evaluate_fixtures

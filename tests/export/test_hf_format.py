@@ -12,7 +12,7 @@ from pretrain_core import storage
 from pretrain_core.export.exporter import export_model
 from pretrain_core.export.hf_format import hf_problems
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.model_args import ModelArgs
+from pretrain_core.train.model.args import ModelArgs
 from pretrain_core.train.trainer import train
 from tests.train.token_corpus import build_token_data
 

@@ -16,8 +16,8 @@ from pretrain_core.generate.config import GenerationConfig
 from pretrain_core.generate.decode import generate
 from pretrain_core.ingest.listing import list_source_files
 from pretrain_core.ingest.stage import ingest_files
-from pretrain_core.train.model import GPT
-from pretrain_core.train.model_args import ModelArgs
+from pretrain_core.train.model.args import ModelArgs
+from pretrain_core.train.model.gpt import GPT
 
 transformers = pytest.importorskip("transformers", reason="the check loads the export with transformers (dev extra)")
 

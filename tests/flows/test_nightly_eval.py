@@ -17,10 +17,11 @@ from prefect.events.filters import EventFilter, EventNameFilter
 from flows.nightly_eval import EvalRegressionError, nightly_eval
 from pretrain_core import storage
 from pretrain_core.evaluate.history import read_results
-from pretrain_core.train.checkpoint import MANIFEST, STATE_DIR, checkpoint_url, read_meta
+from pretrain_core.train.checkpoint.catalog import MANIFEST, checkpoint_url, read_meta
+from pretrain_core.train.checkpoint.dcp_format import save_shards
+from pretrain_core.train.checkpoint.store import STATE_DIR
 from pretrain_core.train.config import EvalConfig
-from pretrain_core.train.dcp_format import save_shards
-from pretrain_core.train.model import GPT, ModelArgs
+from pretrain_core.train.model.gpt import GPT, ModelArgs
 from tasks.evaluation import REGRESSION_EVENT
 from tests.evaluate import conftest as evaluate_fixtures
 from tests.train.token_corpus import WITHOUT_EVALUATIONS

@@ -16,7 +16,7 @@ from pretrain_core.config import load_config
 from pretrain_core.manifest import read_manifest
 from pretrain_core.pipeline import CORPUS_STAGES, training_config
 from pretrain_core.tokenize.splits import load_boundaries
-from pretrain_core.train.checkpoint import EVALUATIONS
+from pretrain_core.train.checkpoint.catalog import EVALUATIONS
 
 
 def _snapshot(root: Path) -> dict[str, tuple[bytes, int]]:

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from pretrain_core.generate.config import GenerationConfig
 from pretrain_core.generate.decode import generate
 from pretrain_core.generate.text_metrics import repeated_ngram_rate
-from pretrain_core.train.model import GPT, ModelArgs
+from pretrain_core.train.model.gpt import GPT, ModelArgs
 
 ARGS = ModelArgs(vocab_size=61, n_layer=2, n_head=4, d_model=32, max_seq_len=48)
 GREEDY = GenerationConfig(strategy="greedy", max_new_tokens=24, stop_at_eos=False)

@@ -31,7 +31,7 @@ from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.states import Cancelling
 
 from pretrain_core.evaluate.history import RESULTS_FILE
-from pretrain_core.train.checkpoint import EVALUATIONS, completed_checkpoints
+from pretrain_core.train.checkpoint.catalog import EVALUATIONS, completed_checkpoints
 from tests.flows.test_train_flow import FLOW_SCRIPT, tiny_params
 from tests.shipped_text import REPO_ROOT
 from tests.train.token_corpus import TokenData, build_token_data

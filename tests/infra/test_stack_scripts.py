@@ -14,7 +14,7 @@ import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.objects import StateType
 
-from pretrain_core.train.checkpoint import completed_checkpoints
+from pretrain_core.train.checkpoint.catalog import completed_checkpoints
 from tests.flows.test_train_flow import tiny_params
 from tests.infra.processes import run_stack_script, stack_script
 from tests.infra.test_operations import _launch_train, _training_processes, _wait_for

@@ -8,7 +8,7 @@ import pytest
 from prefect.client.orchestration import get_client
 from prefect.events.filters import EventFilter, EventNameFilter, EventResourceFilter
 
-from pretrain_core.train.health import HealthEvent
+from pretrain_core.train.observe.health import HealthEvent
 from tasks.training import announce_health
 
 

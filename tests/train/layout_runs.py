@@ -11,9 +11,9 @@ import pytest
 import torch
 
 from pretrain_core import storage
-from pretrain_core.train.checkpoint import load_model
+from pretrain_core.train.checkpoint.store import load_model
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.launch import run_torchrun, torchrun_command, write_config
+from pretrain_core.train.launch.torchrun import run_torchrun, torchrun_command, write_config
 from pretrain_core.train.trainer import train
 
 ENV = {"OMP_NUM_THREADS": "1"}
@@ -25,7 +25,7 @@ UNSPLIT = {
 
 
 def torchrun_summary(config: TrainConfig, caplog: pytest.LogCaptureFixture) -> dict[str, Any]:
-    with caplog.at_level(logging.INFO, logger="pretrain_core.train.launch"):
+    with caplog.at_level(logging.INFO, logger="pretrain_core.train.launch.torchrun"):
         assert run_torchrun(torchrun_command(config, write_config(config)), env=ENV, timeout_s=300) == 0, caplog.text
     summary: dict[str, Any] = storage.read_json(storage.join(config.output_url, "train_summary.json"))
     return summary

@@ -11,22 +11,18 @@ import torch
 from torch.distributed.checkpoint.state_dict import get_optimizer_state_dict
 
 from pretrain_core import storage
-from pretrain_core.train.checkpoint import (
-    checkpoint_url,
-    completed_checkpoints,
-    evaluation_url,
+from pretrain_core.train.checkpoint.catalog import checkpoint_url, completed_checkpoints, latest_checkpoint
+from pretrain_core.train.checkpoint.records import evaluation_url, is_evaluated, prune_checkpoints
+from pretrain_core.train.checkpoint.store import (
     finish_save,
-    is_evaluated,
-    latest_checkpoint,
     load_checkpoint,
     load_model,
-    prune_checkpoints,
     rng_state,
     save_checkpoint,
     start_save,
 )
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.model import GPT, ModelArgs, cross_entropy
+from pretrain_core.train.model.gpt import GPT, ModelArgs, cross_entropy
 from pretrain_core.train.optim import build_optimizer
 from pretrain_core.train.schedule import build_scheduler
 

@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from pretrain_core import storage
-from pretrain_core.train.checkpoint import completed_checkpoints
-from pretrain_core.train.cli import EXIT_STOPPED, main
+from pretrain_core.train.checkpoint.catalog import completed_checkpoints
 from pretrain_core.train.config import TrainConfig
+from pretrain_core.train.launch.cli import EXIT_STOPPED, main
 
 
 def test_help_lists_every_config_field(capsys: pytest.CaptureFixture[str]) -> None:

@@ -15,9 +15,9 @@ import torch.multiprocessing as mp
 from pydantic import ValidationError
 from torch.nn.parallel import DistributedDataParallel
 
-from pretrain_core.train.compression import compress_gradients
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.model import GPT, ModelArgs, cross_entropy
+from pretrain_core.train.model.gpt import GPT, ModelArgs, cross_entropy
+from pretrain_core.train.parallel.compression import compress_gradients
 
 ARGS = ModelArgs(vocab_size=64, n_layer=2, n_head=2, d_model=32, max_seq_len=16)
 START = 2  # PowerSGD's exact steps before it compresses

@@ -8,7 +8,7 @@ import pytest
 from pydantic import ValidationError
 
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.config_cli import add_config_flags, config_from_args, read_config_file
+from pretrain_core.train.launch.flags import add_config_flags, config_from_args, read_config_file
 
 
 def _parse(argv: list[str]) -> TrainConfig:

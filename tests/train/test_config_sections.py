@@ -16,7 +16,7 @@ import yaml
 from pretrain_core import storage
 from pretrain_core.config import DEFAULT_CONFIG, load_config
 from pretrain_core.train import flat_keys
-from pretrain_core.train.checkpoint import latest_checkpoint, read_meta, saved_setting
+from pretrain_core.train.checkpoint.catalog import latest_checkpoint, read_meta, saved_setting
 from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.flat_keys import FLAT_KEYS, migrate_file_config
 from pretrain_core.train.trainer import train

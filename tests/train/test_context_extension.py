@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pretrain_core.train.checkpoint import load_model
+from pretrain_core.train.checkpoint.store import load_model
 from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.trainer import train
 from tests.train.token_corpus import build_token_data

@@ -15,8 +15,8 @@ import torch.distributed as dist
 import torch.multiprocessing as mp
 
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.context_parallel import SequenceShard, balanced_positions, sharded_sequences
-from pretrain_core.train.model import GPT, ModelArgs, cross_entropy
+from pretrain_core.train.model.gpt import GPT, ModelArgs, cross_entropy
+from pretrain_core.train.parallel.context_parallel import SequenceShard, balanced_positions, sharded_sequences
 from tests.train.layout_runs import run_both_ways
 
 SEQ = 16

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from pretrain_core import schema, storage
-from pretrain_core.train.data import DataState, TrainBatches, epoch_order, load_sequences
+from pretrain_core.train.shards.sequences import DataState, TrainBatches, epoch_order, load_sequences
 from tests.train.token_corpus import TokenData
 
 

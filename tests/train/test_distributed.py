@@ -9,11 +9,12 @@ import pytest
 import torch
 
 from pretrain_core import storage
-from pretrain_core.train.checkpoint import latest_checkpoint, load_model
+from pretrain_core.train.checkpoint.catalog import latest_checkpoint
+from pretrain_core.train.checkpoint.store import load_model
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.distributed import DistEnv, all_reduce_sum, clip_grad_norm, init_distributed
-from pretrain_core.train.launch import run_torchrun, torchrun_command, write_config
-from pretrain_core.train.model import GPT, ModelArgs, cross_entropy
+from pretrain_core.train.launch.torchrun import run_torchrun, torchrun_command, write_config
+from pretrain_core.train.model.gpt import GPT, ModelArgs, cross_entropy
+from pretrain_core.train.parallel.distributed import DistEnv, all_reduce_sum, clip_grad_norm, init_distributed
 from pretrain_core.train.trainer import train
 
 ENV = {"OMP_NUM_THREADS": "1"}
@@ -25,7 +26,7 @@ def _torchrun_then_single_process(
     """Train ``config`` on 2 ranks under torchrun, then in one process with the same global batch."""
     config_path = write_config(config)
     assert TrainConfig.model_validate(storage.read_json(config_path)) == config
-    with caplog.at_level(logging.INFO, logger="pretrain_core.train.launch"):
+    with caplog.at_level(logging.INFO, logger="pretrain_core.train.launch.torchrun"):
         rc = run_torchrun(torchrun_command(config, config_path), env=ENV, timeout_s=300)
     assert rc == 0, caplog.text
     for rank in (0, 1):
@@ -83,7 +84,7 @@ def test_two_process_tensor_parallel_matches_the_unsharded_model(
         nproc_per_node=2, tensor_parallel=2, backend="gloo", max_steps=4, checkpoint_every=2, grad_check_every=2
     )
     assert config.tokens_per_step == 4 * 2 * 32  # one data-parallel replica: the batch of one process
-    with caplog.at_level(logging.INFO, logger="pretrain_core.train.launch"):
+    with caplog.at_level(logging.INFO, logger="pretrain_core.train.launch.torchrun"):
         assert run_torchrun(torchrun_command(config, write_config(config)), env=ENV, timeout_s=300) == 0, caplog.text
     checks = [line for line in caplog.text.splitlines() if "gradient check at step" in line]
     assert len(checks) == 2 and all("FAILED" not in line for line in checks), caplog.text
@@ -105,7 +106,7 @@ def test_four_processes_on_a_2d_mesh_fsdp_by_tensor_parallel_match_one_process(
 ) -> None:
     """2 data-parallel replicas (FSDP2) x 2 tensor-parallel ranks: one process with the same global batch."""
     config = tiny_config(nproc_per_node=4, tensor_parallel=2, strategy="fsdp", backend="gloo", max_steps=4)
-    with caplog.at_level(logging.INFO, logger="pretrain_core.train.launch"):
+    with caplog.at_level(logging.INFO, logger="pretrain_core.train.launch.torchrun"):
         assert run_torchrun(torchrun_command(config, write_config(config)), env=ENV, timeout_s=300) == 0, caplog.text
     sharded = storage.read_json(storage.join(config.output_url, "train_summary.json"))
     single = config.updated(**{"nproc_per_node": 1, "tensor_parallel": 1, "strategy": "ddp", "micro_batch_size": 8,

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from pretrain_core.train.environment import environment, pitfalls
-from pretrain_core.train.model_args import ModelArgs
+from pretrain_core.train.model.args import ModelArgs
+from pretrain_core.train.observe.environment import environment, pitfalls
 
 CPU = torch.device("cpu")
 

@@ -9,9 +9,10 @@ from pathlib import Path
 import pytest
 
 from pretrain_core import storage
-from pretrain_core.train.checkpoint import STATE_DIR, latest_checkpoint
+from pretrain_core.train.checkpoint.catalog import latest_checkpoint
+from pretrain_core.train.checkpoint.dcp_format import saved_tensors
+from pretrain_core.train.checkpoint.store import STATE_DIR
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.dcp_format import saved_tensors
 from tests.train.layout_runs import run_both_ways, same_weights
 
 MOE = {"moe_experts": 4, "moe_top_k": 2, "backend": "gloo", "max_steps": 4, "checkpoint_every": 4}

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 import torch
 
-from pretrain_core.train import model as model_module
-from pretrain_core.train.grad_check import gradient_check
-from pretrain_core.train.model import GPT, ModelArgs
+from pretrain_core.train.model import gpt as model_module
+from pretrain_core.train.model.gpt import GPT, ModelArgs
+from pretrain_core.train.observe.grad_check import gradient_check
 
 ARGS = ModelArgs(vocab_size=97, n_layer=2, n_head=4, d_model=32, max_seq_len=16)
 

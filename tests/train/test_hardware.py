@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pretrain_core.train.hardware import cpu_flags_have_bf16
+from pretrain_core.train.observe.hardware import cpu_flags_have_bf16
 
 SAPPHIRE_RAPIDS = "processor\t: 0\nflags\t\t: fpu vme sse avx2 avx512f avx512_bf16 amx_bf16 amx_tile\n"
 SKYLAKE = "processor\t: 0\nflags\t\t: fpu vme sse avx2 avx512f avx512bw avx512vl\n"

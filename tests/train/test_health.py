@@ -14,8 +14,8 @@ import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 
-from pretrain_core.train.distributed import DistEnv
-from pretrain_core.train.health import HealthEvent, LossSpikeDetector, StragglerCheck, parse_health_event
+from pretrain_core.train.observe.health import HealthEvent, LossSpikeDetector, StragglerCheck, parse_health_event
+from pretrain_core.train.parallel.distributed import DistEnv
 
 
 def _training_like_losses(steps: int, seed: int = 0) -> list[float]:

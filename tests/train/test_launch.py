@@ -16,7 +16,7 @@ from prefect import flow
 
 from pretrain_core import storage
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.launch import run_torchrun, torchrun_command
+from pretrain_core.train.launch.torchrun import run_torchrun, torchrun_command
 from tasks.training import launch_training
 
 ENV = {"OMP_NUM_THREADS": "1"}
@@ -108,7 +108,7 @@ def test_killing_the_supervisor_outright_still_stops_torchrun_and_its_workers(tm
         [
             sys.executable,
             "-c",
-            "import sys; from pretrain_core.train.launch import run_torchrun; "
+            "import sys; from pretrain_core.train.launch.torchrun import run_torchrun; "
             "run_torchrun(sys.argv[1:], env={'OMP_NUM_THREADS': '1'})",
             *cmd,
             str(tmp_path),

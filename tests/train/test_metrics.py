@@ -7,7 +7,7 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from pretrain_core import storage
-from pretrain_core.train.metrics import MetricsLogger
+from pretrain_core.train.observe.metrics import MetricsLogger
 
 
 def _scalars(directory: str, tag: str) -> list[tuple[int, float]]:
@@ -18,7 +18,7 @@ def _scalars(directory: str, tag: str) -> list[tuple[int, float]]:
 
 def test_local_output_gets_event_files_directly(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
     metrics = MetricsLogger(str(tmp_path), enabled=True)
-    with caplog.at_level(logging.INFO, logger="pretrain_core.train.metrics"):
+    with caplog.at_level(logging.INFO, logger="pretrain_core.train.observe.metrics"):
         metrics.scalars(1, {"train/loss": 2.5})
         metrics.progress(1, 10, {"loss": 2.5})
     metrics.close()

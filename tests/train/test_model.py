@@ -5,7 +5,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from pretrain_core.train.model import (
+from pretrain_core.train.model.gpt import (
     GPT,
     ModelArgs,
     alibi_bias,

@@ -8,10 +8,10 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from pretrain_core.train.checkpoint import load_model
+from pretrain_core.train.checkpoint.store import load_model
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.model import GPT, ModelArgs
-from pretrain_core.train.moe import MixtureOfExperts, moe_aux_loss, moe_layers, moe_stats
+from pretrain_core.train.model.gpt import GPT, ModelArgs
+from pretrain_core.train.model.moe import MixtureOfExperts, moe_aux_loss, moe_layers, moe_stats
 from pretrain_core.train.trainer import train
 
 

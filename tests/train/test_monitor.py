@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pretrain_core.train.monitor import TrainingMonitor, format_progress, parse_progress
+from pretrain_core.train.observe.monitor import TrainingMonitor, format_progress, parse_progress
 
 # What torchrun printed when a worker failed (trimmed): the worker's traceback, then the launcher's own summary.
 FAILED_RUN = """\
@@ -22,7 +22,7 @@ pretrain_core.train FAILED
 
 def test_a_progress_line_reads_back_whatever_the_log_prefix() -> None:
     values = {"loss": 3.2145, "lr": 0.0003, "grad_norm": 0.91, "tokens_per_s": 1640.2}
-    line = "2026-12-04 10:00:00,000 rank0 INFO pretrain_core.train.metrics: " + format_progress(40, 100, values)
+    line = "2026-12-04 10:00:00,000 rank0 INFO pretrain_core.train.observe.metrics: " + format_progress(40, 100, values)
     point = parse_progress(line)
     assert point is not None and (point.step, point.max_steps) == (40, 100)
     assert point.values == {"loss": 3.215, "lr": 0.0003, "grad_norm": 0.91, "tokens_per_s": 1640}

@@ -7,10 +7,10 @@ from collections.abc import Callable
 import pytest
 import torch
 
-from pretrain_core.train.checkpoint import load_model
+from pretrain_core.train.checkpoint.store import load_model
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.coord_check import CoordCheckSettings, coord_check, render_coord_check
-from pretrain_core.train.model import GPT, ModelArgs
+from pretrain_core.train.model.gpt import GPT, ModelArgs
+from pretrain_core.train.observe.coord_check import CoordCheckSettings, coord_check, render_coord_check
 from pretrain_core.train.optim import build_optimizer
 from pretrain_core.train.trainer import train
 

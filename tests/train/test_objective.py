@@ -11,10 +11,10 @@ import torch
 from pretrain_core.evaluate.evaluator import evaluate_checkpoint
 from pretrain_core.generate.config import GenerationConfig
 from pretrain_core.generate.decode import generate
-from pretrain_core.train.checkpoint import load_model
+from pretrain_core.train.checkpoint.store import load_model
 from pretrain_core.train.config import EvalConfig, TrainConfig
-from pretrain_core.train.model import GPT, ModelArgs
-from pretrain_core.train.objective import IGNORE, mask_tokens
+from pretrain_core.train.model.gpt import GPT, ModelArgs
+from pretrain_core.train.model.objective import IGNORE, mask_tokens
 from pretrain_core.train.trainer import train
 
 MASK = 1000

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.model import GPT, ModelArgs
+from pretrain_core.train.model.gpt import GPT, ModelArgs
 from pretrain_core.train.optim import build_optimizer
 
 

@@ -12,11 +12,11 @@ import torch
 from pydantic import ValidationError
 
 from pretrain_core import storage
-from pretrain_core.train.checkpoint import latest_checkpoint
+from pretrain_core.train.checkpoint.catalog import latest_checkpoint
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.layout import Layout, split_layers
-from pretrain_core.train.model import GPT, ModelArgs
-from pretrain_core.train.pipeline import model_part
+from pretrain_core.train.model.gpt import GPT, ModelArgs
+from pretrain_core.train.parallel.layout import Layout, split_layers
+from pretrain_core.train.parallel.pipeline import model_part
 from pretrain_core.train.trainer import train
 from tests.train.layout_runs import run_both_ways, same_weights, torchrun_summary, unsplit
 

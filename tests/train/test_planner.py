@@ -9,9 +9,9 @@ import pytest
 from pretrain_cli.main import main
 from pretrain_core.config import load_config
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.layout import Layout
-from pretrain_core.train.memory_probe import measure_peak_memory
-from pretrain_core.train.planner import (
+from pretrain_core.train.parallel.layout import Layout
+from pretrain_core.train.parallel.memory_probe import measure_peak_memory
+from pretrain_core.train.parallel.planner import (
     Candidate,
     Hardware,
     Workload,

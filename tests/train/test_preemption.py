@@ -5,7 +5,7 @@ import signal
 import threading
 import time
 
-from pretrain_core.train.preemption import stop_on_sigterm
+from pretrain_core.train.checkpoint.preemption import stop_on_sigterm
 
 
 def test_sigterm_sets_the_stop_flag_instead_of_killing_and_the_old_handler_comes_back() -> None:

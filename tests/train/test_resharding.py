@@ -13,9 +13,9 @@ import pytest
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from pretrain_core import storage
-from pretrain_core.train.checkpoint import read_meta
+from pretrain_core.train.checkpoint.catalog import read_meta
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.launch import run_torchrun, torchrun_command, write_config
+from pretrain_core.train.launch.torchrun import run_torchrun, torchrun_command, write_config
 from pretrain_core.train.trainer import train
 
 pytestmark = pytest.mark.slow  # five torchrun launches of 2 and 4 gloo ranks
@@ -33,7 +33,7 @@ def _segment(config: TrainConfig, caplog: pytest.LogCaptureFixture) -> None:
     if config.launch.nproc_per_node == 1:
         assert train(config).status == "completed"
         return
-    with caplog.at_level(logging.INFO, logger="pretrain_core.train.launch"):
+    with caplog.at_level(logging.INFO, logger="pretrain_core.train.launch.torchrun"):
         assert run_torchrun(torchrun_command(config, write_config(config)), env=ENV, timeout_s=300) == 0, caplog.text
 
 

@@ -7,8 +7,8 @@ import math
 import pytest
 import torch
 
-from pretrain_core.train.model import GPT, ModelArgs, rope_tables
-from pretrain_core.train.rope_scaling import inverse_frequencies, scaled_frequencies
+from pretrain_core.train.model.gpt import GPT, ModelArgs, rope_tables
+from pretrain_core.train.model.rope_scaling import inverse_frequencies, scaled_frequencies
 
 METHODS = ("linear", "ntk", "yarn", "llama3")
 

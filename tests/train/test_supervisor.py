@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 import pytest
 
-from pretrain_core.train.checkpoint import announced_steps
+from pretrain_core.train.checkpoint.records import announced_steps
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.supervisor import SupervisorHooks, TrainingSupervisor
+from pretrain_core.train.launch.supervisor import SupervisorHooks, TrainingSupervisor
 
 LOG = logging.getLogger("test-supervisor")
 

@@ -12,13 +12,16 @@ import torch
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
 from pretrain_core import storage
-from pretrain_core.train import environment as environment_module
-from pretrain_core.train.checkpoint import completed_checkpoints, evaluation_url, load_model, read_meta
+from pretrain_core.train.checkpoint.catalog import completed_checkpoints, read_meta
+from pretrain_core.train.checkpoint.records import evaluation_url
+from pretrain_core.train.checkpoint.resume import completed_run
+from pretrain_core.train.checkpoint.store import load_model
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.distributed import cleanup_distributed, init_distributed
-from pretrain_core.train.launch import write_config
+from pretrain_core.train.launch.torchrun import write_config
+from pretrain_core.train.observe import environment as environment_module
+from pretrain_core.train.parallel.distributed import cleanup_distributed, init_distributed
 from pretrain_core.train.step import PHASES
-from pretrain_core.train.trainer import Trainer, completed_run, train
+from pretrain_core.train.trainer import Trainer, train
 from tests.train.token_corpus import TokenData, documents, train_tokenizer
 
 
@@ -240,7 +243,7 @@ def test_validation_far_above_training_perplexity_raises_the_overfit_alarm(
     env = init_distributed("auto")
     try:
         trainer = Trainer(tiny_config(output_url=f"{memory_url}/overfit"), env)
-        trainer.last_train_loss = 0.5  # as if it had memorised its training text: perplexity 1.6
+        trainer.observer.last_train_loss = 0.5  # as if it had memorised its training text: perplexity 1.6
         loss = trainer.validate()  # the untrained model on held-out text: perplexity in the hundreds
     finally:
         cleanup_distributed()

@@ -16,7 +16,7 @@ import sentencepiece as spm
 
 from pretrain_core import schema, storage
 from pretrain_core.licences import NOASSERTION
-from pretrain_core.train.checkpoint import EVALUATIONS
+from pretrain_core.train.checkpoint.catalog import EVALUATIONS
 from tests.shipped_text import CJK_TEXTS, DEMO, LICENCES
 
 # Copies a training output without the evaluations other tests recorded in it (a checkpoint's first evaluation stands).

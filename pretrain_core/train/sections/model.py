@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import Field, model_validator
 
 from pretrain_core.config_base import StrictModel
-from pretrain_core.train.model_args import (
+from pretrain_core.train.model.args import (
     BlockKind,
     ModelArgs,
     MoeBalance,
@@ -21,7 +21,7 @@ from pretrain_core.train.model_args import (
 )
 
 if TYPE_CHECKING:
-    from pretrain_core.train.model import GPT
+    from pretrain_core.train.model.gpt import GPT
 
 ModelPreset = Literal["tiny", "small", "124m", "350m", "760m", "2b-deep"]
 # (n_layer, n_head, d_model). `tiny` trains the CPU demo in minutes; `124m` is GPT-2 small; the larger ones are the
@@ -161,6 +161,6 @@ class ModelConfig(StrictModel):
 
     def build(self, vocab_size: int, seq_len: int) -> GPT:
         """The network itself, initialised (torch is imported here, not with the config)."""
-        from pretrain_core.train.model import GPT
+        from pretrain_core.train.model.gpt import GPT
 
         return GPT(self.args(vocab_size, seq_len))

@@ -9,8 +9,8 @@ from pydantic import Field
 
 from pretrain_core.config_base import StrictModel
 from pretrain_core.limits import MAX_STEPS
-from pretrain_core.train.compression import GradientCompression
-from pretrain_core.train.layout import PipelineSchedule, stages_per_rank
+from pretrain_core.train.parallel.compression import GradientCompression
+from pretrain_core.train.parallel.layout import PipelineSchedule, stages_per_rank
 
 
 class ParallelismConfig(StrictModel):

@@ -16,13 +16,13 @@ from torch.distributed.fsdp import FSDPModule, fully_shard
 from torch.distributed.tensor import DTensor
 from torch.nn.parallel import DistributedDataParallel
 
-from pretrain_core.train.compression import compress_gradients
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.expert_parallel import expert_gradients, shard_experts
-from pretrain_core.train.layout import MESH_DIMS, Layout
-from pretrain_core.train.model import GPT
-from pretrain_core.train.moe import moe_layers
-from pretrain_core.train.tensor_parallel import apply_tensor_parallel
+from pretrain_core.train.model.gpt import GPT
+from pretrain_core.train.model.moe import moe_layers
+from pretrain_core.train.parallel.compression import compress_gradients
+from pretrain_core.train.parallel.expert_parallel import expert_gradients, shard_experts
+from pretrain_core.train.parallel.layout import MESH_DIMS, Layout
+from pretrain_core.train.parallel.tensor_parallel import apply_tensor_parallel
 
 
 @dataclass(frozen=True)

@@ -30,9 +30,9 @@ from torch.distributed.pipelining import (
 from torch.distributed.tensor import DTensor
 
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.distributed import DistEnv, clip_grad_norm, reshard, shard_on_mesh
-from pretrain_core.train.layout import LOOPED_SCHEDULES, split_layers, stages_per_rank
-from pretrain_core.train.model import GPT, cross_entropy
+from pretrain_core.train.model.gpt import GPT, cross_entropy
+from pretrain_core.train.parallel.distributed import DistEnv, clip_grad_norm, reshard, shard_on_mesh
+from pretrain_core.train.parallel.layout import LOOPED_SCHEDULES, split_layers, stages_per_rank
 
 SCHEDULES: dict[str, type[Any]] = {
     "gpipe": ScheduleGPipe,

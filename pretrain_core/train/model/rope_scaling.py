@@ -20,7 +20,7 @@ import math
 
 import torch
 
-from pretrain_core.train.model_args import RopeScaling
+from pretrain_core.train.model.args import RopeScaling
 
 YARN_BETA_FAST, YARN_BETA_SLOW = 32.0, 1.0
 LLAMA3_LOW_FREQ_FACTOR, LLAMA3_HIGH_FREQ_FACTOR = 1.0, 4.0

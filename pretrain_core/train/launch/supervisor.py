@@ -16,13 +16,14 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
-from pretrain_core.train.checkpoint import announced_steps, completed_checkpoints, mark_announced
+from pretrain_core.train.checkpoint.catalog import completed_checkpoints
+from pretrain_core.train.checkpoint.records import announced_steps, mark_announced
+from pretrain_core.train.checkpoint.resume import completed_run
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.launch import run_torchrun, torchrun_command, write_config
-from pretrain_core.train.monitor import TrainingMonitor
-from pretrain_core.train.planner import GIB, check_fits
-from pretrain_core.train.tokenizer import load_tokenizer
-from pretrain_core.train.trainer import completed_run
+from pretrain_core.train.launch.torchrun import run_torchrun, torchrun_command, write_config
+from pretrain_core.train.observe.monitor import TrainingMonitor
+from pretrain_core.train.parallel.planner import GIB, check_fits
+from pretrain_core.train.shards.tokenizer import load_tokenizer
 
 # Workers get this long to checkpoint and exit after SIGTERM; under Prefect's 30 s before its runner SIGKILLs us.
 TERMINATE_GRACE_S = 20.0

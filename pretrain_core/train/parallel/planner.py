@@ -26,8 +26,8 @@ from itertools import product
 from typing import Any, Literal, get_args
 
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.flops import flops_per_token
-from pretrain_core.train.layout import (
+from pretrain_core.train.observe.flops import flops_per_token
+from pretrain_core.train.parallel.layout import (
     LOOPED_SCHEDULES,
     Layout,
     PipelineSchedule,

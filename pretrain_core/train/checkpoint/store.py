@@ -14,7 +14,6 @@ from __future__ import annotations
 import base64
 import io
 import random
-import re
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, cast
@@ -33,17 +32,12 @@ from torch.distributed.checkpoint.state_dict import (
 )
 
 from pretrain_core import storage
-from pretrain_core.train.dcp_format import INDEX, load_shards, save_shards, saved_tensors
-from pretrain_core.train.distributed import reshard
-from pretrain_core.train.flat_keys import FLAT_KEYS, into_sections
-from pretrain_core.train.model import GPT, ModelArgs
+from pretrain_core.train.checkpoint.catalog import TOKENIZER_FILE, checkpoint_url, manifest_url, read_meta
+from pretrain_core.train.checkpoint.dcp_format import INDEX, load_shards, save_shards, saved_tensors
+from pretrain_core.train.checkpoint.records import prune_as_configured
+from pretrain_core.train.model.gpt import GPT, ModelArgs
+from pretrain_core.train.parallel.distributed import reshard
 
-MANIFEST = "manifest.json"
-TOKENIZER_FILE = "tokenizer.model"  # the SentencePiece model, inside every checkpoint and export
-EVALUATIONS = "evaluations"  # <output_url>/evaluations/step-NNNNNNNN[.failed].json: the durable evaluation record
-ANNOUNCED = "announced"  # <output_url>/announced/step-NNNNNNNN: the checkpoint's event reached the API
-_STEP_DIR = re.compile(r"step-(\d{8})$")
-_EVALUATION = re.compile(r"step-(\d{8})\.json")
 STATE_DIR = "state"  # the DCP shards and their JSON index
 TRAIN_STATE = "train_state.json"  # optimizer parameter groups and the schedule
 FORMAT = "sharded-dcp"
@@ -52,74 +46,8 @@ _GATHER = StateDictOptions(full_state_dict=True, cpu_offload=True)
 _SCATTER = StateDictOptions(full_state_dict=True)
 
 
-def checkpoints_root(output_url: str) -> str:
-    return storage.join(output_url, "checkpoints")
-
-
-def checkpoint_url(output_url: str, step: int) -> str:
-    return storage.join(checkpoints_root(output_url), f"step-{step:08d}")
-
-
-def _step_dirs(output_url: str) -> dict[int, str]:
-    """Every step directory, complete or not, by step."""
-    root = checkpoints_root(output_url)
-    fs, path = storage.filesystem(root)
-    fs.invalidate_cache(path)  # object stores cache listings; another rank or process may have written since
-    if not fs.exists(path):
-        return {}
-    found = {}
-    for entry in fs.ls(path, detail=False):
-        match = _STEP_DIR.search(entry.rstrip("/"))
-        if match:
-            found[int(match.group(1))] = storage.join(root, match.group(0))
-    return found
-
-
-def _completed(output_url: str) -> list[tuple[int, str, bool]]:
-    """(step, url, ephemeral) of checkpoints whose manifest was written, oldest first."""
-    found = []
-    for step, url in sorted(_step_dirs(output_url).items()):
-        if storage.exists(_manifest(url)):
-            found.append((step, url, bool(storage.read_json(_manifest(url)).get("ephemeral", False))))
-    return found
-
-
-def completed_checkpoints(output_url: str, ephemeral: bool = False) -> list[tuple[int, str]]:
-    """(step, url) of the complete permanent checkpoints, oldest first: what is announced, evaluated and kept.
-    With ``ephemeral`` the ephemeral ones too (saves for recovery only, deleted once a newer save completes)."""
-    return [(step, url) for step, url, passing in _completed(output_url) if ephemeral or not passing]
-
-
-def latest_checkpoint(output_url: str) -> str | None:
-    """The newest complete checkpoint, ephemeral or not: where a run resumes or rolls back to."""
-    done = completed_checkpoints(output_url, ephemeral=True)
-    return done[-1][1] if done else None
-
-
-def resolve_checkpoint(url: str) -> str:
-    """A checkpoint directory as is; a training output directory resolves to its latest complete checkpoint, and
-    a folder of training outputs (`<root>/train`, one `corpus-<hash>` run per corpus build) to its run's when it
-    holds one run with checkpoints (several: an error naming each)."""
-    if storage.exists(storage.join(url, MANIFEST)):
-        return url
-    latest = latest_checkpoint(url)
-    if latest is not None:
-        return latest
-    runs = [(run, found) for run in storage.list_dirs(url) if (found := latest_checkpoint(run)) is not None]
-    if len(runs) == 1:
-        return runs[0][1]
-    if runs:
-        named = ", ".join(f"{run} (step {int(found.rsplit('-', 1)[-1])})" for run, found in runs)
-        raise ValueError(f"{url} holds {len(runs)} training runs: name one of {named}")
-    raise FileNotFoundError(f"{url} is neither a complete checkpoint nor a training output with one")
-
-
 def _rng_file(rank: int) -> str:
     return f"rng-rank-{rank:05d}.json"
-
-
-def _manifest(url: str) -> str:
-    return storage.join(url, MANIFEST)
 
 
 def _rank() -> int:
@@ -250,7 +178,7 @@ def finish_save(saving: SaveInFlight) -> str:
         saving.future.result()  # every rank's shards and the index are written once any rank's future is done
     if _rank() == 0:
         manifest = {"step": saving.step, "format": FORMAT, "files": saving.files, "ephemeral": saving.ephemeral}
-        storage.write_json(_manifest(saving.url), manifest)
+        storage.write_json(manifest_url(saving.url), manifest)
         prune_as_configured(saving.output_url, saving.prune_config)
     return saving.url
 
@@ -269,106 +197,6 @@ def save_checkpoint(
     if dist.is_initialized():
         dist.barrier()  # the other ranks see the manifest too
     return url
-
-
-def evaluation_url(output_url: str, step: int, failed: bool = False) -> str:
-    """Where a checkpoint's evaluation is recorded for good: beside the checkpoints, so it outlives pruning."""
-    return storage.join(output_url, EVALUATIONS, f"step-{step:08d}{'.failed' if failed else ''}.json")
-
-
-def mark_announced(output_url: str, step: int) -> None:
-    """Record for good that the checkpoint's event was delivered: a resumed run announces exactly the checkpoints
-    this record lacks (its killed attempt's last ones, the SIGTERM checkpoint among them), not what is on disk."""
-    storage.write_bytes(storage.join(output_url, ANNOUNCED, f"step-{step:08d}"), b"")
-
-
-def announced_steps(output_url: str) -> set[int]:
-    """The steps whose checkpoint event was delivered, by any attempt of the run."""
-    found = (_STEP_DIR.search(name) for name in storage.names_in(storage.join(output_url, ANNOUNCED)))
-    return {int(match.group(1)) for match in found if match}
-
-
-def unevaluated_checkpoints(output_url: str, up_to_step: int | None = None) -> list[tuple[int, str]]:
-    """(step, url) of complete checkpoints with no evaluation recorded, oldest first (up to ``up_to_step``)."""
-    return [
-        (step, url)
-        for step, url in completed_checkpoints(output_url)
-        if (up_to_step is None or step <= up_to_step) and not is_evaluated(output_url, step)
-    ]
-
-
-def evaluated_steps(output_url: str) -> list[int]:
-    """The steps whose evaluation is recorded as done (not failed), in order."""
-    found = (_EVALUATION.fullmatch(name) for name in storage.names_in(storage.join(output_url, EVALUATIONS)))
-    return sorted(int(match.group(1)) for match in found if match)
-
-
-def is_evaluated(output_url: str, step: int) -> bool:
-    """Whether the checkpoint's evaluation is recorded: done, or failed with its reason."""
-    return storage.exists(evaluation_url(output_url, step)) or storage.exists(evaluation_url(output_url, step, True))
-
-
-def prune_checkpoints(
-    output_url: str, keep_last: int, wait_for_evaluation: bool = False, keep_best: bool = False
-) -> list[int]:
-    """Keep the newest ``keep_last`` complete permanent checkpoints (and with ``keep_best`` the lowest validation
-    loss); drop older ones, but with ``wait_for_evaluation`` only those whose evaluation is recorded, every
-    ephemeral one but the newest checkpoint, and leftovers of interrupted saves. Returns the steps deleted."""
-    every = _completed(output_url)
-    done = [(step, url) for step, url, ephemeral in every if not ephemeral]
-    if not every:
-        return []
-    keep = {step for step, _ in done[-keep_last:]}
-    if keep_best and (losses := {step: read_meta(url).get("validation_loss") for step, url in done}):
-        scored = {step: loss for step, loss in losses.items() if loss is not None}
-        if scored:
-            keep.add(min(scored, key=lambda step: (scored[step], step)))
-    complete = {step for step, _ in done}
-    newest = every[-1][0]
-    deleted = []
-    for step, url in sorted(_step_dirs(output_url).items()):
-        if step in keep or step >= newest:
-            continue
-        if step in complete and wait_for_evaluation and not is_evaluated(output_url, step):
-            continue
-        storage.remove(url)
-        deleted.append(step)
-    return deleted
-
-
-def prune_as_configured(output_url: str, config: dict[str, Any]) -> list[int]:
-    """Prune with the settings of the run's config (a `TrainConfig` dumped into every checkpoint's meta)."""
-    settings = into_sections(config, warn=False).get("checkpoint", {})  # saved before the sections, too
-    return prune_checkpoints(
-        output_url,
-        int(settings.get("keep_last_checkpoints", 2)),
-        bool(settings.get("prune_waits_for_evaluation", False)),
-        bool(settings.get("keep_best_checkpoint", False)),
-    )
-
-
-def saved_setting(meta: dict[str, Any], name: str, default: Any = None) -> Any:
-    """A setting of the config a checkpoint was trained under, by its flat name (`tokens_url`, `mask_rate`)."""
-    section, field = FLAT_KEYS[name]
-    config = into_sections(meta.get("config", {}), warn=False)  # a checkpoint saved before the sections, too
-    return config.get(section, {}).get(field, default)
-
-
-def read_meta(url: str) -> dict[str, Any]:
-    """A checkpoint's meta; when its run has been moved, copied or synced since (with the build root around it),
-    the token shards and tokenizer it names are looked up where they lie relative to the run now, if they are
-    there."""
-    meta: dict[str, Any] = storage.read_json(storage.join(url, "meta.json"))
-    config = meta["config"] = into_sections(meta.get("config", {}), warn=False)  # saved before the sections, too
-    run_then, run_now = config.get("output_url"), url.rstrip("/").rsplit("/checkpoints/", 1)[0]
-    if run_then is None or run_now == url.rstrip("/"):
-        return meta  # a checkpoint outside a run's checkpoints/ folder: nothing to relocate by
-    data = config.setdefault("data", {})
-    for holder, key in ((data, "tokens_url"), (data, "tokenizer_url"), (meta, "tokenizer_url")):
-        there = storage.moved(holder[key], run_then, run_now) if holder.get(key) else None
-        if there is not None and there != holder[key] and storage.exists(there):  # no lookup for a run in place
-            holder[key] = there
-    return meta
 
 
 def is_sharded(url: str) -> bool:

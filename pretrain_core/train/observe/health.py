@@ -17,7 +17,7 @@ from typing import Literal
 import torch
 import torch.distributed as dist
 
-from pretrain_core.train.distributed import DistEnv
+from pretrain_core.train.parallel.distributed import DistEnv
 
 HealthKind = Literal["loss-spike", "straggler"]
 _EVENT = re.compile(r"\bhealth (loss-spike|straggler) at step (\d+):((?: \w+=[-+.\w]+)+)")

@@ -28,10 +28,10 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
-from pretrain_core.train.model_args import ModelArgs
+from pretrain_core.train.model.args import ModelArgs
 
 if TYPE_CHECKING:
-    from pretrain_core.train.expert_parallel import ExpertShard
+    from pretrain_core.train.parallel.expert_parallel import ExpertShard
 
 BIAS_RATE = 1e-3  # DeepSeek-V3's bias update speed
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import torch
 
-from pretrain_core.train.hardware import native_bf16
-from pretrain_core.train.model_args import ModelArgs
+from pretrain_core.train.model.args import ModelArgs
+from pretrain_core.train.observe.hardware import native_bf16
 from pretrain_core.train.precision import Precision
 
 TENSOR_CORES = (7, 0)  # Volta: the first GPUs with fp16 tensor cores

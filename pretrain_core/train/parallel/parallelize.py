@@ -19,14 +19,14 @@ import torch
 from torch import nn
 
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.context_parallel import SequenceShard, sharded_sequences
-from pretrain_core.train.distributed import DistEnv, clip_grad_norm, gradient_sync, reshard, wrap_model
-from pretrain_core.train.expert_parallel import sync_expert_gradients
-from pretrain_core.train.model import GPT, cross_entropy
-from pretrain_core.train.moe import moe_aux_loss
+from pretrain_core.train.model.gpt import GPT, cross_entropy
+from pretrain_core.train.model.moe import moe_aux_loss
+from pretrain_core.train.model.objective import IGNORE, Masking
 from pretrain_core.train.numerics import autocast
-from pretrain_core.train.objective import IGNORE, Masking
-from pretrain_core.train.pipeline import Pipeline, build_pipeline
+from pretrain_core.train.parallel.context_parallel import SequenceShard, sharded_sequences
+from pretrain_core.train.parallel.distributed import DistEnv, clip_grad_norm, gradient_sync, reshard, wrap_model
+from pretrain_core.train.parallel.expert_parallel import sync_expert_gradients
+from pretrain_core.train.parallel.pipeline import Pipeline, build_pipeline
 from pretrain_core.train.precision import Precision
 
 

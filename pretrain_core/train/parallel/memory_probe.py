@@ -7,9 +7,9 @@ from __future__ import annotations
 import torch
 from torch.distributed._tools.mem_tracker import MemTracker
 
-from pretrain_core.train.model import GPT, ModelArgs, cross_entropy
+from pretrain_core.train.model.gpt import GPT, ModelArgs, cross_entropy
 from pretrain_core.train.numerics import autocast
-from pretrain_core.train.planner import Workload
+from pretrain_core.train.parallel.planner import Workload
 
 
 def measure_peak_memory(workload: Workload, micro_batch_size: int, activation_checkpointing: bool) -> int:

@@ -6,9 +6,9 @@ from dataclasses import asdict, dataclass
 from typing import Literal
 
 PositionEncoding = Literal["rope", "alibi", "learned", "sinusoidal"]
-Objective = Literal["causal", "masked"]  # what the model predicts (train/objective.py)
+Objective = Literal["causal", "masked"]  # what the model predicts (train/model/objective.py)
 Parametrization = Literal["standard", "mup"]
-RopeScaling = Literal["none", "linear", "ntk", "yarn", "llama3"]  # train/rope_scaling.py
+RopeScaling = Literal["none", "linear", "ntk", "yarn", "llama3"]  # train/model/rope_scaling.py
 MoeRouter = Literal["softmax", "sigmoid"]
 MoeBalance = Literal["loss", "bias"]
 BlockKind = Literal["gpt", "llama"]  # the MLP: GELU (GPT-2) or SwiGLU (Llama, exportable to Hugging Face)
@@ -34,7 +34,7 @@ class ModelArgs:
     mask_token_id: int | None = None  # the [MASK] id of a masked-objective model (the last row of its vocabulary)
     block: BlockKind = "gpt"
     n_kv_head: int | None = None  # grouped-query attention: key/value heads shared by n_head / n_kv_head queries
-    moe_experts: int = 0  # 0: a dense MLP; else a mixture of this many experts (train/moe.py)
+    moe_experts: int = 0  # 0: a dense MLP; else a mixture of this many experts (train/model/moe.py)
     moe_top_k: int = 2
     moe_router: MoeRouter = "softmax"
     moe_balance: MoeBalance = "loss"

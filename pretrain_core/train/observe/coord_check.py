@@ -19,8 +19,8 @@ from typing import get_args
 import torch
 from torch import nn
 
-from pretrain_core.train.model import GPT, cross_entropy
-from pretrain_core.train.model_args import ModelArgs, Parametrization
+from pretrain_core.train.model.args import ModelArgs, Parametrization
+from pretrain_core.train.model.gpt import GPT, cross_entropy
 from pretrain_core.train.optim import parameter_groups
 
 PARAMETRIZATIONS: tuple[Parametrization, ...] = get_args(Parametrization)

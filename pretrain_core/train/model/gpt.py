@@ -17,11 +17,16 @@ import torch.nn.functional as F
 from torch import nn
 from torch.utils.checkpoint import checkpoint
 
-from pretrain_core.train.context_parallel import SequenceShard, active_shard, sharded_attention, sharded_sequences
-from pretrain_core.train.kv_cache import KVCache
-from pretrain_core.train.model_args import ModelArgs
-from pretrain_core.train.moe import MixtureOfExperts, moe_layers
-from pretrain_core.train.rope_scaling import scaled_frequencies
+from pretrain_core.train.model.args import ModelArgs
+from pretrain_core.train.model.kv_cache import KVCache
+from pretrain_core.train.model.moe import MixtureOfExperts, moe_layers
+from pretrain_core.train.model.rope_scaling import scaled_frequencies
+from pretrain_core.train.parallel.context_parallel import (
+    SequenceShard,
+    active_shard,
+    sharded_attention,
+    sharded_sequences,
+)
 
 INIT_STD = 0.02  # GPT-2's weight init
 

@@ -12,9 +12,9 @@ import torch
 import torch.distributed as dist
 from torch import nn
 
-from pretrain_core.train.checkpoint import SaveInFlight, finish_save, start_save
-from pretrain_core.train.dcp_format import staging_buffer
-from pretrain_core.train.distributed import DistEnv
+from pretrain_core.train.checkpoint.dcp_format import staging_buffer
+from pretrain_core.train.checkpoint.store import SaveInFlight, finish_save, start_save
+from pretrain_core.train.parallel.distributed import DistEnv
 
 log = logging.getLogger(__name__)
 

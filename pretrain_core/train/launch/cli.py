@@ -8,7 +8,7 @@ import os
 import sys
 
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.config_cli import add_config_flags, config_from_args
+from pretrain_core.train.launch.flags import add_config_flags, config_from_args
 from pretrain_core.train.trainer import train
 
 EXIT_STOPPED = 143  # 128 + SIGTERM: the run saved a checkpoint and stopped before max_steps

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from pretrain_core.train.model_args import ModelArgs
+from pretrain_core.train.model.args import ModelArgs
 
 IGNORE = -100  # F.cross_entropy's ignore_index: positions that do not count
 EVAL_MASK_SEED = 0  # validation and evaluation hide the same positions every time

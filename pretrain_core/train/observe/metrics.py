@@ -11,7 +11,7 @@ import os
 import tempfile
 
 from pretrain_core import storage
-from pretrain_core.train.monitor import format_progress
+from pretrain_core.train.observe.monitor import format_progress
 
 log = logging.getLogger(__name__)
 

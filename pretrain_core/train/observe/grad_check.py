@@ -14,7 +14,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from pretrain_core.train.model import GPT
+from pretrain_core.train.model.gpt import GPT
 
 CHECK_EPS = 1e-6  # finite-difference step in float64
 

@@ -22,7 +22,7 @@ from torch import nn
 from torch.distributed._functional_collectives import all_to_all_single_autograd
 from torch.distributed.device_mesh import init_device_mesh
 
-from pretrain_core.train.moe import moe_layers
+from pretrain_core.train.model.moe import moe_layers
 
 log = logging.getLogger(__name__)
 EXPERT_MESH_DIMS = ("replica", "ep")

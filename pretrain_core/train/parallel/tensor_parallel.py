@@ -12,7 +12,7 @@ from __future__ import annotations
 from torch.distributed.device_mesh import DeviceMesh
 from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
-from pretrain_core.train.model import GPT
+from pretrain_core.train.model.gpt import GPT
 
 BLOCK_PLAN = {
     "attn.q": ColwiseParallel(),

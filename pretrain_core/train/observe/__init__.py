@@ -1,0 +1,1 @@
+"""What a run measures: metrics, progress lines, health alarms, hardware and MFU, gradient and coordinate checks."""

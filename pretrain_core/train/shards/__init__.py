@@ -1,0 +1,1 @@
+"""What training reads: token shards as sequences in a resumable order, and their tokenizer."""
