@@ -29,7 +29,6 @@ from pretrain_core.train.checkpoint.records import unevaluated_checkpoints
 from pretrain_core.train.checkpoint.resume import check_resumable, extending
 from pretrain_core.train.checkpoint.store import load_checkpoint, load_model, unsharded_copy
 from pretrain_core.train.config import TrainConfig
-from pretrain_core.train.model.compile import compile_in_place
 from pretrain_core.train.model.objective import masking_of
 from pretrain_core.train.numerics import grad_scaler
 from pretrain_core.train.observe.environment import environment, pitfalls
@@ -94,8 +93,6 @@ class Trainer:
         if start_from is not None:
             self._start_from(start_from)
         self.model.activation_checkpointing = config.compute.activation_checkpointing
-        if config.compute.compile:
-            compile_in_place(self.model, config, env)
         self.parallel = parallelize(self.model, config, env, masking_of(self.model.args, config.model.mask_rate))
         self.wrapped = self.parallel.module
         self.optimizer, self.scheduler = config.optimizer.build(

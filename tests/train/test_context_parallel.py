@@ -16,6 +16,7 @@ import torch.multiprocessing as mp
 
 from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.model.gpt import GPT, ModelArgs, cross_entropy
+from pretrain_core.train.parallel import context_parallel
 from pretrain_core.train.parallel.context_parallel import SequenceShard, balanced_positions, sharded_sequences
 from tests.train.layout_runs import run_both_ways
 
@@ -97,7 +98,6 @@ def test_context_parallel_by_fsdp_data_parallel_with_alibi_matches_one_process(
     ("overrides", "message"),
     [
         ({"nproc_per_node": 2, "context_parallel": 2, "seq_len": 30}, "does not cut into 2 x context_parallel 2"),
-        ({"nproc_per_node": 4, "context_parallel": 2, "pipeline_parallel": 2}, "combines with data parallelism only"),
         ({"nproc_per_node": 2, "context_parallel": 2, "dropout": 0.1}, "context parallelism does not support dropout"),
     ],
 )
@@ -106,3 +106,41 @@ def test_a_context_parallel_layout_that_cannot_run_is_refused_up_front(
 ) -> None:
     with pytest.raises(ValueError, match=message):
         tiny_config(backend="gloo", **overrides)
+
+
+@pytest.mark.parametrize("causal", [True, False], ids=["causal", "bidirectional"])
+@pytest.mark.parametrize("alibi", [False, True], ids=["plain", "alibi"])
+def test_fused_blocks_equal_the_plain_blocks_and_whole_sequence_attention(causal: bool, alibi: bool) -> None:
+    """Every rank of a CP 4 group attends through SDPA's fused CPU kernel: outputs and the gradients of its queries
+    and of every key and value equal the materialised blocks', and the outputs equal attention over whole
+    sequences (with GQA: 2 key/value heads for 4 query heads, and µP's scale)."""
+    seq, cp, heads = 32, 4, 4
+    generator = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(2, h, seq, 8, generator=generator) for h in (heads, 2, 2))
+    slopes = torch.tensor([0.5, 0.25, 0.125, 0.0625]) if alibi else None
+    distance = torch.arange(seq)[:, None] - torch.arange(seq)[None, :]
+    bias = torch.zeros(heads, seq, seq) if slopes is None else -slopes[:, None, None] * distance.abs().float()
+    if causal:
+        bias = bias.masked_fill(distance < 0, float("-inf"))
+    whole = torch.softmax(
+        q @ k.repeat_interleave(2, dim=1).transpose(-2, -1) * 0.3 + bias, dim=-1
+    ) @ v.repeat_interleave(2, dim=1)
+    for rank in range(cp):
+        shard = SequenceShard.of(seq, cp, rank, None, torch.device("cpu"))
+        results = {}
+        for name, attend in (("fused", context_parallel._fused), ("plain", context_parallel._plain)):
+            mine, keys, values = (
+                t.clone().requires_grad_() for t in (shard.take(q.transpose(1, 2)).transpose(1, 2), k, v)
+            )
+            wide = context_parallel._heads_of
+            gathered = [
+                (wide(keys[:, :, positions], heads), wide(values[:, :, positions], heads))
+                for positions in shard.group_positions
+            ]
+            out = attend(mine, gathered, shard, causal, slopes, 0.3)
+            out.square().sum().backward()
+            results[name] = (out, mine.grad, keys.grad, values.grad)
+        for fused, plain in zip(results["fused"], results["plain"], strict=True):
+            assert fused is not None and plain is not None
+            torch.testing.assert_close(fused, plain, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(results["fused"][0], whole[:, :, shard.positions], rtol=1e-5, atol=1e-5)

@@ -273,7 +273,7 @@ def test_a_resume_with_another_global_batch_or_other_data_is_refused_unless_aske
 def test_a_compiled_run_matches_an_uncompiled_one_and_a_failing_compile_falls_back(
     tiny_config: Callable[..., TrainConfig], memory_url: str, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="pretrain_core.train.trainer")
+    caplog.set_level(logging.INFO, logger="pretrain_core.train")
     plain = train(tiny_config(output_url=f"{memory_url}/plain", max_steps=3))
     # aot_eager traces and runs the same kernels as eager, without inductor's code generation (seconds, not a minute)
     compiled = train(

@@ -21,6 +21,8 @@ import torch
 import torch.distributed as dist
 from torch.distributed._functional_collectives import all_gather_single_autograd
 
+from pretrain_core.train.parallel.fused_blocks import MergedBlocks
+
 
 def balanced_positions(seq_len: int, cp: int, cp_rank: int) -> torch.Tensor:
     """The global positions rank ``cp_rank`` holds: chunk r and chunk 2 cp - 1 - r of 2 x cp equal chunks."""
@@ -111,21 +113,83 @@ def sharded_attention(
     slopes: torch.Tensor | None = None,
     scale: float | None = None,
 ) -> torch.Tensor:
-    """Attention of this rank's (B, H, T / cp, D) queries over the whole sequence's keys and values: gathered
-    from the group, attended one rank's block at a time, merged by log-sum-exp. ``slopes`` (H,) add ALiBi's
-    distance penalty; ``scale`` replaces 1 / sqrt(head_dim) (µP). Computed in fp32 whatever the autocast dtype
-    (the merge subtracts exponents)."""
+    """Attention of this rank's (B, H, T / cp, D) queries over the whole sequence's keys and values, gathered
+    from the group and merged by log-sum-exp. ``slopes`` (H,) add ALiBi's distance penalty; ``scale`` replaces
+    1 / sqrt(head_dim) (µP). Computed in fp32 whatever the autocast dtype (the merge subtracts exponents). On CPU
+    each chunk pair goes through SDPA's fused flash kernel (`fused_blocks.py`); elsewhere through the plain
+    blockwise maths below."""
     dtype = q.dtype
-    q = q.float()
+    gathered = [(k_block.float(), v_block.float()) for k_block, v_block in shard.gather(k, v)]
+    attend = _fused if q.device.type == "cpu" else _plain
+    return attend(q.float(), gathered, shard, causal, slopes, scale).to(dtype)
+
+
+def _plain(
+    q: torch.Tensor,
+    gathered: list[tuple[torch.Tensor, torch.Tensor]],
+    shard: SequenceShard,
+    causal: bool,
+    slopes: torch.Tensor | None,
+    scale: float | None,
+) -> torch.Tensor:
+    """One source rank's block at a time, its scores materialised."""
     outputs, lses = [], []
-    for rank, (k_block, v_block) in enumerate(shard.gather(k, v)):
+    for rank, (k_block, v_block) in enumerate(gathered):
         distance = shard.positions[:, None] - shard.group_positions[rank][None, :]  # (Tq, Tk): query - key
         mask = distance >= 0 if causal else torch.ones_like(distance, dtype=torch.bool)
         bias = None if slopes is None else -slopes[:, None, None] * distance.abs().float()  # (H, Tq, Tk)
-        out, lse = _block(q, k_block.float(), v_block.float(), mask, bias, scale)
+        out, lse = _block(q, k_block, v_block, mask, bias, scale)
         outputs.append(out)
         lses.append(lse)
     merged_lse = torch.logsumexp(torch.stack(lses), dim=0)  # (B, H, Tq, 1)
     merged = sum(out * torch.exp(lse - merged_lse) for out, lse in zip(outputs, lses, strict=True))
     assert isinstance(merged, torch.Tensor)
-    return merged.to(dtype)
+    return merged
+
+
+def _fused(
+    q: torch.Tensor,
+    gathered: list[tuple[torch.Tensor, torch.Tensor]],
+    shard: SequenceShard,
+    causal: bool,
+    slopes: torch.Tensor | None,
+    scale: float | None,
+) -> torch.Tensor:
+    """Chunk by chunk: each rank holds a head and a tail chunk, so a (query chunk, key chunk) pair is wholly
+    visible, causal on its diagonal (the same positions), or wholly hidden (skipped); the pairs each query chunk
+    sees are merged by `MergedBlocks`."""
+    chunk = q.shape[2] // 2
+    halves = []
+    for half in range(2):
+        rows = slice(half * chunk, (half + 1) * chunk)
+        q_positions = shard.positions[rows]
+        q_chunk = int(q_positions[0]) // chunk
+        keys, values, diagonal, biases = [], [], [], []
+        for rank, (k_block, v_block) in enumerate(gathered):
+            for key_half in range(2):
+                cols = slice(key_half * chunk, (key_half + 1) * chunk)
+                k_positions = shard.group_positions[rank][cols]
+                k_chunk = int(k_positions[0]) // chunk
+                if causal and k_chunk > q_chunk:
+                    continue
+                on_diagonal = causal and k_chunk == q_chunk
+                keys.append(_heads_of(k_block[:, :, cols], q.shape[1]))
+                values.append(_heads_of(v_block[:, :, cols], q.shape[1]))
+                diagonal.append(on_diagonal)
+                if slopes is not None:
+                    distance = (q_positions[:, None] - k_positions[None, :]).float()
+                    bias = -slopes[None, :, None, None].float() * distance.abs()  # (1, H, c, c): the kernel's 4-D
+                    biases.append(bias.masked_fill(distance < 0, float("-inf")) if on_diagonal else bias)
+        stacked_biases = torch.stack(biases) if biases else None
+        halves.append(
+            MergedBlocks.apply(
+                q[:, :, rows].contiguous(), torch.stack(keys), torch.stack(values), tuple(diagonal), stacked_biases,
+                scale,
+            )
+        )  # fmt: skip
+    return torch.cat(halves, dim=2)
+
+
+def _heads_of(block: torch.Tensor, heads: int) -> torch.Tensor:
+    """Grouped-query attention: each key/value head repeated for the query heads it serves."""
+    return block if block.shape[1] == heads else block.repeat_interleave(heads // block.shape[1], dim=1)

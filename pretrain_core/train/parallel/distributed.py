@@ -142,14 +142,17 @@ def wrap_model(model: GPT, config: TrainConfig, env: DistEnv) -> nn.Module:
 
 def shard_on_mesh(model: GPT, env: DistEnv) -> None:
     """Split ``model`` (the whole model or a pipeline stage) over the tensor-parallel group, then shard it with
-    FSDP2 over the data-parallel replicas, when there are several."""
+    FSDP2 over the ranks holding replicas of it: the data-parallel ones and, under context parallelism, the ranks
+    of each context group too (each holds the mean over its part of the sequences, so the FSDP average over dp x cp
+    is the whole batch's mean: torchtitan's dp_shard_cp)."""
     assert env.mesh is not None
     if env.tp_size > 1:
         apply_tensor_parallel(model, env.mesh["tp"])
-    if env.dp_size > 1:
+    if env.dp_size * env.cp_size > 1:
+        replicas = env.mesh["dp"] if env.cp_size == 1 else env.mesh["dp", "cp"]._flatten("dp_cp")
         for block in model.blocks.values():
-            fully_shard(block, mesh=env.mesh["dp"])
-        fully_shard(model, mesh=env.mesh["dp"])
+            fully_shard(block, mesh=replicas)
+        fully_shard(model, mesh=replicas)
 
 
 def reshard(model: nn.Module) -> None:

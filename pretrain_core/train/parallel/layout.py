@@ -45,8 +45,6 @@ class Layout:
                 f"pipeline_parallel {self.pp} x context_parallel {self.cp} x tensor_parallel {self.tp} = {product} "
                 f"does not divide the {self.world_size} ranks"
             )
-        if self.cp > 1 and (self.pp > 1 or self.tp > 1):
-            problems.append("context_parallel combines with data parallelism only, not yet with pipeline or tensor")
         if self.cp > 1 and seq_len is not None and seq_len % (2 * self.cp):
             problems.append(f"seq_len {seq_len} does not cut into 2 x context_parallel {self.cp} equal chunks")
         return problems

@@ -19,6 +19,7 @@ import torch
 from torch import nn
 
 from pretrain_core.train.config import TrainConfig
+from pretrain_core.train.model.compile import compile_in_place, compile_stage
 from pretrain_core.train.model.gpt import GPT, cross_entropy
 from pretrain_core.train.model.moe import moe_aux_loss
 from pretrain_core.train.model.objective import IGNORE, Masking
@@ -70,7 +71,8 @@ class ParallelModel:
         losses); return that loss (a pipeline's: its last stage's, 0 elsewhere). Gradients are synchronised after
         the last micro-batch only: the caller says which through `synchronising`."""
         if self.pipeline is not None:
-            loss = self.pipeline.forward_backward(inputs, targets, micro_batches)
+            with sharded_sequences(self.shard):  # the schedule runs every stage's forward and backward in here
+                loss = self.pipeline.forward_backward(inputs, targets, micro_batches)
             lap("forward")
             return loss
         with sharded_sequences(self.shard):
@@ -132,10 +134,15 @@ class ParallelModel:
 
 
 def parallelize(model: GPT, config: TrainConfig, env: DistEnv, masking: Masking | None = None) -> ParallelModel:
-    """Collective: ``model`` (whole, on this rank's device) as the layout runs it, in this order: pipeline stages
-    cut (each split by TP and sharded by FSDP2), else TP, EP and DDP or FSDP2 on the whole model; the sequence
-    shard of context parallelism."""
+    """Collective: ``model`` (whole, on this rank's device) as the layout runs it, in this order: compiled (whole;
+    under a pipeline each stage's blocks once cut), pipeline stages cut (each split by TP and sharded by FSDP2),
+    else TP, EP and DDP or FSDP2 on the whole model; the sequence shard of context parallelism."""
+    if config.compute.compile and env.pp_size == 1:
+        compile_in_place(model, config, env)
     pipeline = build_pipeline(model, config, env) if env.pp_size > 1 else None
+    if config.compute.compile and pipeline is not None:
+        for part in pipeline.parts:
+            compile_stage(part, config, env)
     shard = None
     if env.cp_size > 1:
         assert env.mesh is not None

@@ -1,0 +1,50 @@
+"""Layouts that compose several parallelisms, as torchtitan composes them: context parallelism beside tensor and
+pipeline parallelism, the 3-D pp x dp x tp mesh on 8 gloo ranks and the 4-D pp x dp x cp x tp one on 16. Each run
+ends on the losses, validation and checkpointed weights of one process with the whole model and batch."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pretrain_core.train.config import TrainConfig
+from tests.train.layout_runs import run_both_ways, same_weights
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+@pytest.mark.parametrize(
+    "layout",
+    [
+        {"nproc_per_node": 4, "context_parallel": 2, "tensor_parallel": 2},
+        {"nproc_per_node": 4, "context_parallel": 2, "pipeline_parallel": 2},
+        {"nproc_per_node": 8, "pipeline_parallel": 2, "tensor_parallel": 2, "strategy": "fsdp"},
+        {"nproc_per_node": 16, "pipeline_parallel": 2, "context_parallel": 2, "tensor_parallel": 2, "strategy": "fsdp"},
+    ],
+    ids=["cp2-x-tp2", "pp2-x-cp2", "3d-pp2-dp2-tp2", "4d-pp2-dp2-cp2-tp2"],
+)
+def test_composed_layouts_match_one_process(
+    tiny_config: Callable[..., TrainConfig], tmp_path: Path, caplog: pytest.LogCaptureFixture, layout: dict[str, Any]
+) -> None:
+    config = tiny_config(backend="gloo", max_steps=4, **layout)
+    assert config.layout.world_size == layout["nproc_per_node"]
+    split, whole = run_both_ways(config, tmp_path, caplog)
+    assert split["tokens_seen"] == whole["tokens_seen"]
+    assert same_weights(split["checkpoint_url"], whole["checkpoint_url"])
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_a_compiled_pipeline_compiles_each_stage_and_matches_one_process(
+    tiny_config: Callable[..., TrainConfig], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Compile under pipeline parallelism: each stage's blocks compiled once the model is cut (aot_eager: the same
+    kernels as eager, without inductor's minute of code generation)."""
+    config = tiny_config(
+        nproc_per_node=2, pipeline_parallel=2, backend="gloo", max_steps=4, compile=True, compile_backend="aot_eager"
+    )
+    run_both_ways(config, tmp_path, caplog)
+    assert "blocks of a pipeline stage compiled with torch.compile (backend aot_eager)" in caplog.text  # rank 0's
