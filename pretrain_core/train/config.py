@@ -66,8 +66,11 @@ class TrainConfig(StrictModel):
     @model_validator(mode="after")
     def _check_how_sections_meet(self) -> TrainConfig:
         model, parallel = self.model, self.parallelism
-        if model.moe_experts and (parallel.model_parallel or parallel.context_parallel > 1):
-            raise ValueError("moe_experts runs with data and expert parallelism only (no tensor, pipeline or context)")
+        if model.moe_experts and parallel.pipeline_parallel > 1:
+            raise ValueError(
+                "moe_experts does not run under pipeline parallelism yet: an earlier stage's balancing loss has no "
+                "place in the schedule's loss, which only the last stage computes"
+            )
         self._check_expert_parallel()
         self._check_layout()
         if parallel.gradient_compression != "none" and (parallel.strategy != "ddp" or parallel.model_parallel):
@@ -102,6 +105,7 @@ class TrainConfig(StrictModel):
                 ("does not support precision fp16 (ranks would skip different steps)",
                  self.compute.precision == "fp16"),
                 ("does not support gradient_compression", parallel.gradient_compression != "none"),
+                ("does not combine with tensor parallelism yet", parallel.tensor_parallel > 1),
             ) if broken
         ]  # fmt: skip
         if problems:

@@ -150,6 +150,8 @@ def shard_on_mesh(model: GPT, env: DistEnv) -> None:
         apply_tensor_parallel(model, env.mesh["tp"])
     if env.dp_size * env.cp_size > 1:
         replicas = env.mesh["dp"] if env.cp_size == 1 else env.mesh["dp", "cp"]._flatten("dp_cp")
+        for layer in moe_layers(model):
+            layer.count_group = replicas.get_group()  # expert loads over every replica's tokens, as unsplit
         for block in model.blocks.values():
             fully_shard(block, mesh=replicas)
         fully_shard(model, mesh=replicas)
