@@ -65,12 +65,7 @@ class TrainConfig(StrictModel):
 
     @model_validator(mode="after")
     def _check_how_sections_meet(self) -> TrainConfig:
-        model, parallel = self.model, self.parallelism
-        if model.moe_experts and parallel.pipeline_parallel > 1:
-            raise ValueError(
-                "moe_experts does not run under pipeline parallelism yet: an earlier stage's balancing loss has no "
-                "place in the schedule's loss, which only the last stage computes"
-            )
+        parallel = self.parallelism
         self._check_expert_parallel()
         self._check_layout()
         if parallel.gradient_compression != "none" and (parallel.strategy != "ddp" or parallel.model_parallel):
@@ -105,7 +100,7 @@ class TrainConfig(StrictModel):
                 ("does not support precision fp16 (ranks would skip different steps)",
                  self.compute.precision == "fp16"),
                 ("does not support gradient_compression", parallel.gradient_compression != "none"),
-                ("does not combine with tensor parallelism yet", parallel.tensor_parallel > 1),
+                ("does not combine with tensor or pipeline parallelism yet", parallel.model_parallel),
             ) if broken
         ]  # fmt: skip
         if problems:

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from pretrain_core.train.config import TrainConfig
-from tests.train.layout_runs import run_both_ways, same_weights
+from pretrain_core.train.trainer import train
+from tests.train.layout_runs import run_both_ways, same_weights, torchrun_summary, unsplit
 
 
 @pytest.mark.slow
@@ -78,8 +79,27 @@ def test_a_mixture_of_experts_under_tensor_or_context_parallelism_matches_one_pr
     assert same_weights(split["checkpoint_url"], whole["checkpoint_url"])
 
 
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+@pytest.mark.parametrize("balance", ["loss", "bias"])
+def test_a_mixture_of_experts_inside_pipeline_stages_matches_one_process_with_the_same_microbatches(
+    tiny_config: Callable[..., TrainConfig], tmp_path: Path, caplog: pytest.LogCaptureFixture, balance: str
+) -> None:
+    """Experts inside pipeline stages: each layer's balancing loss joins backward where the layer is (no stage
+    but the last has the schedule's loss), so the first stage's routers train on theirs. Balancing is per forward,
+    so one process matches when its micro-batches are the pipeline's microbatches: 2 rows, 4 per step."""
+    config = tiny_config(
+        nproc_per_node=2, pipeline_parallel=2, backend="gloo", max_steps=4, moe_experts=4, moe_balance=balance
+    )
+    assert (config.data.micro_batch_size, config.parallelism.microbatches, config.data.grad_accum_steps) == (4, 2, 2)
+    split = torchrun_summary(config, caplog)
+    same_rows = unsplit(config, str(tmp_path / "whole"), micro_batch_size=2, grad_accum_steps=4, eval_batches=4)
+    whole = train(same_rows).summary
+    assert split["final_train_loss"] == pytest.approx(whole["final_train_loss"], rel=1e-5)
+    assert split["final_validation_loss"] == pytest.approx(whole["final_validation_loss"], rel=1e-5)
+    assert same_weights(split["checkpoint_url"], whole["checkpoint_url"])
+
+
 def test_what_still_cannot_compose_is_refused_naming_why(tiny_config: Callable[..., TrainConfig]) -> None:
-    with pytest.raises(ValueError, match="moe_experts does not run under pipeline parallelism yet: an earlier"):
-        tiny_config(nproc_per_node=2, pipeline_parallel=2, moe_experts=4)
-    with pytest.raises(ValueError, match="expert_parallel 2 does not combine with tensor parallelism yet"):
+    with pytest.raises(ValueError, match="expert_parallel 2 does not combine with tensor or pipeline parallelism"):
         tiny_config(nproc_per_node=4, tensor_parallel=2, expert_parallel=2, moe_experts=4)

@@ -19,9 +19,11 @@ rank holds some experts and the routed tokens travel to them and back by all-to-
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import partial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 import torch.distributed as dist
@@ -81,6 +83,8 @@ class MixtureOfExperts(nn.Module):
                 dist.all_reduce(counts, group=self.count_group)  # balance over the whole batch of every rank
             self.load = (counts / counts.sum().clamp_min(1)).detach().cpu()
             self.aux_loss = self._balance_loss(logits, scores, self.load.to(scores.device))
+            if self.training and torch.is_grad_enabled() and args.moe_balance == "loss":
+                out = _WithBalancingLoss.apply(out, self.aux_loss, _BALANCING_SCALE.get())
         if self.shared is not None:
             out = out + self.shared(tokens)
         return out.reshape(shape)
@@ -137,6 +141,38 @@ def run_experts(experts: nn.ModuleDict, rows: torch.Tensor, per_expert: torch.Te
     still runs (on none), so its gradient is zero rather than missing and every rank's gradients line up."""
     chunks = rows.split(per_expert.tolist())
     return torch.cat([expert(chunk) for expert, chunk in zip(experts.values(), chunks, strict=True)])
+
+
+_BALANCING_SCALE: ContextVar[float] = ContextVar("balancing_scale", default=1.0)
+
+
+@contextmanager
+def balancing_loss_scale(scale: float) -> Iterator[None]:
+    """Inside, each layer's balancing loss enters backward with weight ``scale``: what the main loss is multiplied
+    by on its way to the gradients (1 / micro-batches, times fp16's loss scale). Entered around a forward and its
+    backward, whatever runs it: a step, or a pipeline schedule in whose loss an earlier stage's layers have no
+    place."""
+    token = _BALANCING_SCALE.set(scale)
+    try:
+        yield
+    finally:
+        _BALANCING_SCALE.reset(token)
+
+
+class _WithBalancingLoss(torch.autograd.Function):
+    """The layer's output unchanged forward; backward, the balancing loss's gradient joins as if the loss had been
+    added to the objective (Megatron's MoEAuxLossAutoScaler): the layer trains on it wherever the objective is."""
+
+    @staticmethod
+    def forward(ctx: Any, out: torch.Tensor, aux_loss: torch.Tensor, scale: float) -> torch.Tensor:
+        ctx.save_for_backward(aux_loss)
+        ctx.scale = scale
+        return out.view_as(out)
+
+    @staticmethod
+    def backward(ctx: Any, grad: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, None]:
+        (aux_loss,) = ctx.saved_tensors
+        return grad, torch.full_like(aux_loss, ctx.scale), None
 
 
 def moe_layers(model: nn.Module) -> list[MixtureOfExperts]:

@@ -21,7 +21,7 @@ from torch import nn
 from pretrain_core.train.config import TrainConfig
 from pretrain_core.train.model.compile import compile_in_place, compile_stage
 from pretrain_core.train.model.gpt import GPT, cross_entropy
-from pretrain_core.train.model.moe import moe_aux_loss
+from pretrain_core.train.model.moe import balancing_loss_scale
 from pretrain_core.train.model.objective import IGNORE, Masking
 from pretrain_core.train.numerics import autocast
 from pretrain_core.train.parallel.context_parallel import SequenceShard, sharded_sequences
@@ -68,20 +68,21 @@ class ParallelModel:
         lap: Callable[[str], None] = _no_lap,
     ) -> float:
         """Accumulate one micro-batch's gradients (of its loss / ``micro_batches``, plus the experts' balancing
-        losses); return that loss (a pipeline's: its last stage's, 0 elsewhere). Gradients are synchronised after
-        the last micro-batch only: the caller says which through `synchronising`."""
+        losses, which join in backward at the same weight); return that loss (a pipeline's: its last stage's, 0
+        elsewhere). Gradients are synchronised after the last micro-batch only: the caller says which through
+        `synchronising`."""
+        scale = (scaler.get_scale() if scaler is not None else 1.0) / micro_batches
         if self.pipeline is not None:
-            with sharded_sequences(self.shard):  # the schedule runs every stage's forward and backward in here
+            # the schedule runs every stage's forward and backward in here, each microbatch's loss / microbatches
+            with sharded_sequences(self.shard), balancing_loss_scale(scale / self.pipeline.microbatches):
                 loss = self.pipeline.forward_backward(inputs, targets, micro_batches)
             lap("forward")
             return loss
-        with sharded_sequences(self.shard):
+        with sharded_sequences(self.shard), balancing_loss_scale(scale):
             with autocast(self.precision, self.env.device):
                 scaled = cross_entropy(self.module(inputs), targets) / micro_batches
-            balance = moe_aux_loss(self.module)  # trained on, not reported as the loss
-            objective = scaled + balance / micro_batches if balance is not None else scaled
             lap("forward")
-            (scaler.scale(objective) if scaler is not None else objective).backward()
+            (scaler.scale(scaled) if scaler is not None else scaled).backward()  # balancing losses join in backward
         lap("backward")
         return scaled.item()
 
