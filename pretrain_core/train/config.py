@@ -125,7 +125,7 @@ class TrainConfig(StrictModel):
             unsupported = [
                 what for what, on in (("objective masked", self.model.objective == "masked"),
                                       ("precision fp16", self.compute.precision == "fp16" and name != "context"),
-                                      ("dropout", self.model.dropout > 0 and name != "pipeline")) if on
+                                      ("dropout", self.model.dropout > 0 and name == "context")) if on
             ]  # fmt: skip
             if degree > 1 and unsupported:
                 raise ValueError(f"{name} parallelism does not support {', '.join(unsupported)} yet")

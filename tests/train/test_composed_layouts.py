@@ -9,8 +9,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import torch
 
 from pretrain_core.train.config import TrainConfig
+from pretrain_core.train.model.gpt import GPT, ModelArgs, cross_entropy
+from pretrain_core.train.parallel.rng import heads_region, split_heads_rng
 from pretrain_core.train.trainer import train
 from tests.train.layout_runs import run_both_ways, same_weights, torchrun_summary, unsplit
 
@@ -103,3 +106,56 @@ def test_a_mixture_of_experts_inside_pipeline_stages_matches_one_process_with_th
 def test_what_still_cannot_compose_is_refused_naming_why(tiny_config: Callable[..., TrainConfig]) -> None:
     with pytest.raises(ValueError, match="expert_parallel 2 does not combine with tensor or pipeline parallelism"):
         tiny_config(nproc_per_node=4, tensor_parallel=2, expert_parallel=2, moe_experts=4)
+
+
+def test_each_rank_drops_its_own_heads_while_the_shared_stream_stays_in_step() -> None:
+    """Two tensor-parallel ranks (offsets 0 and 1) start from the same default generator: inside the heads region
+    their draws differ, after it their default streams are where each other's are; no fork without dropout."""
+    draws, after = [], []
+    for offset in (0, 1):
+        torch.manual_seed(5)
+        with split_heads_rng(offset), heads_region(0.1):
+            draws.append(torch.rand(6))
+        after.append(torch.rand(6))
+    assert not torch.equal(draws[0], draws[1]) and torch.equal(after[0], after[1])
+    torch.manual_seed(5)
+    with split_heads_rng(1), heads_region(0.0):
+        undropped = torch.rand(6)
+    torch.manual_seed(5)
+    assert torch.equal(undropped, torch.rand(6))  # the default stream itself: nothing forked, nothing drawn
+
+
+def test_recomputed_blocks_draw_the_masks_they_drew_forward() -> None:
+    """Activation checkpointing recomputes each block in backward: its heads' dropout masks come from a seed drawn
+    from the default stream, which the recomputation restores, so gradients equal those without recomputation."""
+    grads = []
+    for recompute in (False, True):
+        torch.manual_seed(0)
+        model = GPT(ModelArgs(vocab_size=40, n_layer=2, n_head=4, d_model=32, max_seq_len=16, dropout=0.3))
+        model.activation_checkpointing = recompute
+        ids = torch.randint(0, 40, (2, 17), generator=torch.Generator().manual_seed(1))
+        torch.manual_seed(7)
+        with split_heads_rng(1):
+            cross_entropy(model(ids[:, :-1]), ids[:, 1:]).backward()
+        grads.append({name: p.grad.clone() for name, p in model.named_parameters() if p.grad is not None})
+    assert grads[0].keys() == grads[1].keys()
+    assert all(torch.equal(grads[0][name], grads[1][name]) for name in grads[0])
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(600)
+def test_dropout_under_tensor_parallelism_trains_and_resumes_exactly(
+    tiny_config: Callable[..., TrainConfig], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """TP 2 with dropout: a run stopped at step 2 and resumed ends on the uninterrupted run's losses (the masks
+    come from the checkpointed default stream), and dropout is really on (another loss than without it)."""
+    steady = {"lr_schedule": "constant", "warmup_steps": 0, "checkpoint_every": 2}
+    layout = {"nproc_per_node": 2, "tensor_parallel": 2, "backend": "gloo", **steady}
+    straight = torchrun_summary(tiny_config(max_steps=4, dropout=0.2, **layout), caplog)
+    resumed_url = str(tmp_path / "resumed")
+    torchrun_summary(tiny_config(max_steps=2, dropout=0.2, output_url=resumed_url, **layout), caplog)
+    resumed = torchrun_summary(tiny_config(max_steps=4, dropout=0.2, output_url=resumed_url, **layout), caplog)
+    plain = torchrun_summary(tiny_config(max_steps=4, output_url=str(tmp_path / "plain"), **layout), caplog)
+    assert resumed["final_train_loss"] == pytest.approx(straight["final_train_loss"], rel=1e-6)
+    assert resumed["final_validation_loss"] == pytest.approx(straight["final_validation_loss"], rel=1e-6)
+    assert straight["final_train_loss"] != pytest.approx(plain["final_train_loss"], rel=1e-3)

@@ -27,6 +27,7 @@ from pretrain_core.train.parallel.context_parallel import (
     sharded_attention,
     sharded_sequences,
 )
+from pretrain_core.train.parallel.rng import heads_region
 
 INIT_STD = 0.02  # GPT-2's weight init
 
@@ -125,16 +126,17 @@ class CausalSelfAttention(nn.Module):
         if k.shape[1] != q.shape[1]:  # grouped-query attention: each key/value head serves a group of queries
             k, v = (x.repeat_interleave(q.shape[1] // k.shape[1], dim=1) for x in (k, v))
         p = self.dropout if self.training else 0.0
-        if bias is not None:  # ALiBi: the causal mask, if any, is inside the bias
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.to(q.dtype), dropout_p=p, scale=self.scale)
-        elif start == 0 or not self.causal:
-            y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal, dropout_p=p, scale=self.scale)
-        elif t == 1:  # one new token after cached ones: it may see every key
-            y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, scale=self.scale)
-        else:  # several new tokens after cached ones: query i sees keys up to start + i
-            keys = torch.arange(start + t, device=x.device)
-            allowed = keys[None, :] <= keys[start:, None]
-            y = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, dropout_p=p, scale=self.scale)
+        with heads_region(p):  # each tensor-parallel rank its own masks for its own heads
+            if bias is not None:  # ALiBi: the causal mask, if any, is inside the bias
+                y = F.scaled_dot_product_attention(q, k, v, attn_mask=bias.to(q.dtype), dropout_p=p, scale=self.scale)
+            elif start == 0 or not self.causal:
+                y = F.scaled_dot_product_attention(q, k, v, is_causal=self.causal, dropout_p=p, scale=self.scale)
+            elif t == 1:  # one new token after cached ones: it may see every key
+                y = F.scaled_dot_product_attention(q, k, v, dropout_p=p, scale=self.scale)
+            else:  # several new tokens after cached ones: query i sees keys up to start + i
+                keys = torch.arange(start + t, device=x.device)
+                allowed = keys[None, :] <= keys[start:, None]
+                y = F.scaled_dot_product_attention(q, k, v, attn_mask=allowed, dropout_p=p, scale=self.scale)
         return self.proj(y.transpose(1, 2).reshape(b, t, -1))  # (B, T, C)
 
 

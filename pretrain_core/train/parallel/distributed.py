@@ -62,6 +62,10 @@ class DistEnv:
         return self.rank // (self.layout.cp * self.layout.tp) % self.layout.dp
 
     @property
+    def tp_rank(self) -> int:
+        return self.rank % self.tp_size
+
+    @property
     def cp_size(self) -> int:
         return self.layout.cp if self.layout else 1
 

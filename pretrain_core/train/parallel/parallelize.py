@@ -28,6 +28,7 @@ from pretrain_core.train.parallel.context_parallel import SequenceShard, sharded
 from pretrain_core.train.parallel.distributed import DistEnv, clip_grad_norm, gradient_sync, reshard, wrap_model
 from pretrain_core.train.parallel.expert_parallel import sync_expert_gradients
 from pretrain_core.train.parallel.pipeline import Pipeline, build_pipeline
+from pretrain_core.train.parallel.rng import split_heads_rng
 from pretrain_core.train.precision import Precision
 
 
@@ -74,17 +75,23 @@ class ParallelModel:
         scale = (scaler.get_scale() if scaler is not None else 1.0) / micro_batches
         if self.pipeline is not None:
             # the schedule runs every stage's forward and backward in here, each microbatch's loss / microbatches
-            with sharded_sequences(self.shard), balancing_loss_scale(scale / self.pipeline.microbatches):
+            with self._regions(), balancing_loss_scale(scale / self.pipeline.microbatches):
                 loss = self.pipeline.forward_backward(inputs, targets, micro_batches)
             lap("forward")
             return loss
-        with sharded_sequences(self.shard), balancing_loss_scale(scale):
+        with self._regions(), balancing_loss_scale(scale):
             with autocast(self.precision, self.env.device):
                 scaled = cross_entropy(self.module(inputs), targets) / micro_batches
             lap("forward")
             (scaler.scale(scaled) if scaler is not None else scaled).backward()  # balancing losses join in backward
         lap("backward")
         return scaled.item()
+
+    @contextmanager
+    def _regions(self) -> Iterator[None]:
+        """What the model reads from the layout while it computes: its sequence shard, its heads' dropout stream."""
+        with sharded_sequences(self.shard), split_heads_rng(self.env.tp_rank if self.env.tp_size > 1 else None):
+            yield
 
     @contextmanager
     def synchronising(self, enabled: bool) -> Iterator[None]:
