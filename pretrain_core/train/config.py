@@ -9,22 +9,18 @@ from pydantic import Field, model_validator
 
 from pretrain_core.config_base import Seed, StrictModel
 from pretrain_core.limits import MAX_BATCHES, MAX_STEPS, MAX_VOCAB
-from pretrain_core.train.flat_keys import (
-    FLAT_KEYS,
-    CheckpointConfig,
-    ComputeConfig,
-    DataConfig,
-    LaunchConfig,
-    ModelConfig,
-    MonitorConfig,
-    OptimizerConfig,
-    ParallelismConfig,
-    into_sections,
-    new_key,
-)
+from pretrain_core.train.flat_keys import FLAT_KEYS, into_sections, new_key
 from pretrain_core.train.model.args import ModelArgs
 from pretrain_core.train.parallel.compression import NEEDS_NCCL
 from pretrain_core.train.parallel.layout import Layout, pipeline_problems
+from pretrain_core.train.sections.checkpoint import CheckpointConfig
+from pretrain_core.train.sections.compute import ComputeConfig
+from pretrain_core.train.sections.data import DataConfig
+from pretrain_core.train.sections.launch import LaunchConfig
+from pretrain_core.train.sections.model import ModelConfig
+from pretrain_core.train.sections.monitor import MonitorConfig
+from pretrain_core.train.sections.optimizer import OptimizerConfig
+from pretrain_core.train.sections.parallelism import ParallelismConfig
 
 log = logging.getLogger(__name__)
 
