@@ -28,6 +28,7 @@ from prefect.client.schemas.filters import (
     LogFilterFlowRunId,
 )
 from prefect.client.schemas.objects import FlowRun, StateType
+from prefect.events.filters import EventFilter, EventNameFilter, EventResourceFilter
 from prefect.states import Cancelling
 
 from pretrain_core.evaluate.history import RESULTS_FILE
@@ -134,6 +135,15 @@ def _flow_process_of(marker: str) -> psutil.Process | None:
     return None
 
 
+def _heartbeats(client: SyncPrefectClient, flow_run_id: UUID) -> list[Any]:
+    """The heartbeat events the server has recorded for one flow run."""
+    only = EventFilter(
+        event=EventNameFilter(name=["prefect.flow-run.heartbeat"]),
+        resource=EventResourceFilter(id=[f"prefect.flow-run.{flow_run_id}"]),
+    )
+    return list(client.read_events(filter=only, limit=1).events)  # the client's default (100) is over the server's cap (50)
+
+
 def _run_log(client: SyncPrefectClient, flow_run_id: UUID) -> list[str]:
     logs = client.read_logs(log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[flow_run_id])))
     return [log.message for log in logs]
@@ -182,6 +192,9 @@ def test_a_flow_run_whose_process_died_with_nobody_watching_is_marked_crashed(
                 timeout_s=30,
                 what="the run recorded",
             )
+            # The automation counts from a heartbeat the server has seen: on a busy machine the first can still be
+            # in the flow process's event queue when training starts.
+            _wait_for(lambda: _heartbeats(client, run.id), timeout_s=120, what="a heartbeat recorded")
             os.killpg(flow_process.pid, signal.SIGKILL)
             crashed = _final(client, run.id, timeout_s=300)
     finally:

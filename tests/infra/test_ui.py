@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -89,6 +90,17 @@ def _flow_run(name: str) -> Any:
     return run
 
 
+def _finished_flow_run(name: str, timeout_s: float = 60) -> Any:
+    """The run once its own state is final: the page's first "Completed" or "Cancelled" badge may be a task run's,
+    seen while the flow run still writes its last state."""
+    deadline = time.monotonic() + timeout_s
+    while (run := _flow_run(name)).state is None or not run.state.is_final():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"flow run {name!r} still {run.state_name} after {timeout_s} s")
+        time.sleep(1)
+    return run
+
+
 def test_ops_launch_a_run_from_the_form_read_its_logs_and_progress_and_cancel_another(
     page: Any, deployed_api: str, token_data: TokenData, tmp_path: Path
 ) -> None:
@@ -104,7 +116,7 @@ def test_ops_launch_a_run_from_the_form_read_its_logs_and_progress_and_cancel_an
     progress = page.get_by_text(re.compile(r"ui-tiny: step 4/4")).first
     progress.wait_for()
     _shot(page, "run-artifacts")
-    run = _flow_run("ui-tiny")
+    run = _finished_flow_run("ui-tiny")
     assert run.state is not None and run.state.type == StateType.COMPLETED
     assert (
         run.parameters["params"]["max_steps"] == 4 and run.parameters["params"]["tokens_url"] == token_data.tokens_url
@@ -123,6 +135,6 @@ def test_ops_launch_a_run_from_the_form_read_its_logs_and_progress_and_cancel_an
     page.get_by_role("button", name="Confirm", exact=True).click()
     page.get_by_text("Cancelled", exact=True).first.wait_for(timeout=180_000)
     _shot(page, "cancelled")
-    assert _flow_run("ui-long").state.type == StateType.CANCELLED
+    assert _finished_flow_run("ui-long").state.type == StateType.CANCELLED
     _, alive = psutil.wait_procs(training, timeout=30)
     assert alive == [] and _training_processes(str(tmp_path / "ui-long")) == []
