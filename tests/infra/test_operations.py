@@ -141,7 +141,8 @@ def _heartbeats(client: SyncPrefectClient, flow_run_id: UUID) -> list[Any]:
         event=EventNameFilter(name=["prefect.flow-run.heartbeat"]),
         resource=EventResourceFilter(id=[f"prefect.flow-run.{flow_run_id}"]),
     )
-    return list(client.read_events(filter=only, limit=1).events)  # the client's default (100) is over the server's cap (50)
+    # limit: the client's default (100) is over the server's cap (50)
+    return list(client.read_events(filter=only, limit=1).events)
 
 
 def _run_log(client: SyncPrefectClient, flow_run_id: UUID) -> list[str]:
