@@ -109,7 +109,7 @@ def build_parser() -> argparse.ArgumentParser:
         "go under --output. Shards run in worker processes on every core this process may use "
         "(execution.processes: auto; in this process for inputs under execution.small_corpus_bytes, or with 0); a "
         "Dask cluster is for `pretrain corpus`.\n\nstages:\n"
-        + "\n".join(f"  {spec.name:<10} {spec.help}" for spec in CORPUS.stages),
+        + "\n".join(f"  {spec.name:<13} {spec.help}" for spec in CORPUS.stages),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     stage.add_argument("name", choices=CORPUS.names, help="the stage to run")
@@ -223,9 +223,9 @@ def _load_for_run(args: argparse.Namespace, reads_sources: bool = True) -> None:
 
 
 def _print_manifests(manifests: dict[str, Any]) -> None:
-    print(f"{'stage':<10} {'in':>8} {'out':>8}  dropped")
+    print(f"{'stage':<13} {'in':>8} {'out':>8}  dropped")
     for name, manifest in manifests.items():
-        print(f"{name:<10} {manifest.docs_in:>8} {manifest.docs_out:>8}  {json.dumps(manifest.dropped)}")
+        print(f"{name:<13} {manifest.docs_in:>8} {manifest.docs_out:>8}  {json.dumps(manifest.dropped)}")
 
 
 def _run_stage(args: argparse.Namespace) -> None:

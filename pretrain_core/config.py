@@ -24,8 +24,9 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 
 from pretrain_core.clean.config import CleanConfig
 from pretrain_core.cluster_tls import DaskTlsConfig, is_local
-from pretrain_core.config_base import ConfigError, StrictModel
+from pretrain_core.config_base import ConfigError, StrictModel, repeated
 from pretrain_core.cores import usable_cores
+from pretrain_core.decontam.config import DecontamConfig
 from pretrain_core.dedup.config import DedupConfig
 from pretrain_core.ingest.config import IngestConfig, SourceConfig
 from pretrain_core.limits import MAX_CORPUS_BYTES
@@ -156,6 +157,9 @@ class PipelineConfig(StrictModel):
     dedup: DedupConfig = Field(default_factory=DedupConfig, description="Exact and near-duplicate removal.")
     pii: PiiConfig = Field(default_factory=PiiConfig, description="PII detection and redaction.")
     quality: QualityConfig = Field(default_factory=QualityConfig, description="Perplexity-based quality.")
+    decontaminate: DecontamConfig = Field(
+        default_factory=DecontamConfig, description="Evaluation text kept out of the training split."
+    )
     tokenizer: TokenizerConfig = Field(default_factory=TokenizerConfig, description="SentencePiece training.")
     mixture: MixtureConfig = Field(default_factory=MixtureConfig, description="Token-budget domain mixture.")
     pack: PackConfig = Field(default_factory=PackConfig, description="Splitting and packing into sequences.")
@@ -165,8 +169,7 @@ class PipelineConfig(StrictModel):
     @field_validator("sources")
     @classmethod
     def _unique_source_names(cls, sources: list[SourceConfig]) -> list[SourceConfig]:
-        names = [s.name for s in sources]
-        clashes = sorted({n for n in names if names.count(n) > 1})
+        clashes = repeated([s.name for s in sources])
         if clashes:
             raise ValueError(f"source names must be unique, repeated: {clashes}")
         return sources
@@ -222,7 +225,8 @@ def _number_or_yaml(value: str) -> Any:
 
 
 def _resolve_source_paths(sources: Any, base_dir: Path) -> None:
-    """Relative local source paths are relative to the file that lists them (config or sources file)."""
+    """Relative local source paths are relative to the file that lists them (config or sources file); so are
+    evaluation set paths."""
     for source in sources if isinstance(sources, list) else []:
         path = source.get("path") if isinstance(source, dict) else None
         if isinstance(path, str) and "://" not in path and not Path(path).is_absolute():
@@ -324,6 +328,9 @@ def load_config(path: str | Path | None = None, overrides: list[str] | None = No
         raw["sources"] = _read_yaml(listed, "sources file")
         listed_in = listed.parent
     _resolve_source_paths(raw.get("sources"), listed_in)
+    decontaminate = raw.get("decontaminate")
+    if isinstance(decontaminate, dict):
+        _resolve_source_paths(decontaminate.get("eval_sets"), source.parent)
     try:
         return PipelineConfig.model_validate(raw)
     except ValidationError as exc:

@@ -18,5 +18,10 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, validate_default=True, allow_inf_nan=False)
 
 
+def repeated(names: list[str]) -> list[str]:
+    """The names given more than once, sorted: what a list of named things (sources, evaluation sets) refuses."""
+    return sorted({name for name in names if names.count(name) > 1})
+
+
 class ConfigError(ValueError):
     """A config that cannot be used, with every problem named by its dotted key."""

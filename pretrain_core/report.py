@@ -27,10 +27,10 @@ class RunReport(BaseModel):
     evaluation_sequences: int
 
     def render(self) -> str:
-        lines = [f"Results under {self.root}", "", f"{'stage':<10} {'in':>7} {'out':>7}  dropped (by reason)"]
+        lines = [f"Results under {self.root}", "", f"{'stage':<13} {'in':>7} {'out':>7}  dropped (by reason)"]
         for name, s in self.stages.items():
             dropped = ", ".join(f"{k}={v}" for k, v in s["dropped"].items()) or "-"
-            lines.append(f"{name:<10} {s['docs_in']:>7} {s['docs_out']:>7}  {dropped}")
+            lines.append(f"{name:<13} {s['docs_in']:>7} {s['docs_out']:>7}  {dropped}")
         t = self.train
         if t:
             lines += [

@@ -137,6 +137,9 @@ def _stages() -> Sequence[StageSpec]:
                   "redact emails, phones, cards, IDs, secrets, names, addresses; drop PII-dense documents"),
         StageSpec("quality", "pretrain_core.quality.stage", schema.PII, schema.QUALITY,
                   "score perplexity against reference text and keep the better buckets"),
+        StageSpec("decontaminate", "pretrain_core.decontam.stage", schema.QUALITY, schema.QUALITY,
+                  "drop or redact training documents sharing an n-gram with an evaluation set or the held-out split",
+                  uses=("splits",)),
         StageSpec("mixture", "pretrain_core.mixture.stage", schema.QUALITY, schema.MIXTURE,
                   "repeat or sample documents so domains reach their share of tokens", expands_rows=True,
                   uses=("tokenizer", "splits")),
@@ -149,7 +152,7 @@ def _stages() -> Sequence[StageSpec]:
 CORPUS = StageRegistry(
     stages=tuple(_stages()),
     shared_fits=(
-        SharedFit("tokenizer", "pretrain_core.tokenize.train", reads="quality"),
+        SharedFit("tokenizer", "pretrain_core.tokenize.train", reads="decontaminate"),
         SharedFit("splits", "pretrain_core.tokenize.splits", reads="quality"),
     ),
 )

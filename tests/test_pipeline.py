@@ -88,8 +88,9 @@ def test_changing_an_early_stage_invalidates_every_later_one(small_config_file: 
 @pytest.mark.parametrize(
     ("override", "rerun"),
     [
-        ("pack.split_seed=1", {"splits", "mixture", "tokenize"}),
-        ("pack.min_heldout_docs=3", {"splits", "mixture", "tokenize"}),
+        # decontamination checks the training split against the held-out one; the tokenizer reads what it keeps
+        ("pack.split_seed=1", {"splits", "decontaminate", "tokenizer", "mixture", "tokenize"}),
+        ("pack.min_heldout_docs=3", {"splits", "decontaminate", "tokenizer", "mixture", "tokenize"}),
         ("pack.add_eos=false", {"mixture", "tokenize"}),  # the plan counts the frame tokens packing adds
         ("pack.seq_len=128", {"tokenize"}),
         ("mixture.seed=1", {"mixture", "tokenize"}),
@@ -99,7 +100,7 @@ def test_split_and_frame_settings_rerun_the_mixture(small_config_file: Path, ove
     """Splits are assigned before the mixture, so the mixture's hash covers them; packing alone does not rerun it."""
     base = CorpusPipeline(load_config(small_config_file))
     changed = CorpusPipeline(load_config(small_config_file, [override]))
-    names = ("quality", "tokenizer", "splits", "mixture", "tokenize")
+    names = ("quality", "splits", "decontaminate", "tokenizer", "mixture", "tokenize")
     assert {n for n in names if base.config_hash(n) != changed.config_hash(n)} == rerun
 
 

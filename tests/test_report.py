@@ -16,7 +16,7 @@ def test_the_two_validation_perplexities_are_named_by_what_they_measure() -> Non
         evaluation_sequences=256,
     )  # fmt: skip
     lines = report.render().splitlines()
-    assert "clean            3       2  too_few_words=1" in lines
+    assert "clean               3       2  too_few_words=1" in lines
     training = lines.index("validation perplexity in training (64 evenly spaced validation sequences, the split's "
                            "domain mix):")  # fmt: skip
     assert lines[training + 1 : training + 3] == ["  at step 0: 8000.0", "  at the end: 1100.0"]

@@ -20,10 +20,17 @@ WITH_TOY = CORPUS.insert_after("pii", TOY)
 
 
 def test_the_default_table_chains_contracts_and_fits() -> None:
-    assert CORPUS.names == ("ingest", "clean", "dedup", "pii", "quality", "mixture", "tokenize")
-    assert list(CORPUS.hash_order()) == [*CORPUS.names[:5], "tokenizer", "splits", "mixture", "tokenize"]
+    assert CORPUS.names == ("ingest", "clean", "dedup", "pii", "quality", "decontaminate", "mixture", "tokenize")
+    assert list(CORPUS.hash_order()) == [
+        *CORPUS.names[:5],
+        "splits",
+        "decontaminate",
+        "tokenizer",
+        "mixture",
+        "tokenize",
+    ]
     assert [CORPUS.previous(n) for n in CORPUS.names] == [None, *CORPUS.names[:-1]]
-    assert CORPUS.previous("tokenizer") == "quality"
+    assert CORPUS.previous("tokenizer") == "decontaminate" and CORPUS.previous("splits") == "quality"
 
 
 def test_a_stage_that_reads_another_contract_is_refused() -> None:

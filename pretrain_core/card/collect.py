@@ -85,6 +85,7 @@ class DataCard(BaseModel):
     languages: dict[str, float]  # documents kept by cleaning, per language
     cluster_sizes: dict[str, float]  # kept documents per size of their duplicate cluster
     pii_by_type: dict[str, float]
+    decontamination: dict[str, dict[str, float]] = {}  # evaluation set -> documents, n-grams, redacted documents
     quality_histogram: dict[str, list[float]]  # per domain, SCORE_BINS counts over [0, 1]
     quality_cutoffs: list[float]  # tail below the first, head from the second
     quality_kept_buckets: dict[str, list[str]]
@@ -131,6 +132,7 @@ def collect_card(cfg: PipelineConfig) -> DataCard:
         ),
         cluster_sizes=dict(sorted(family(stats["dedup"], CLUSTER_SIZE).items(), key=lambda kv: _size_order(kv[0]))),
         pii_by_type={kind: stats["pii"].get(f"pii_{kind}", 0.0) for kind in PII_TYPES},
+        decontamination=_decontamination(stats["decontaminate"], manifests["decontaminate"]),
         quality_histogram=_histograms(family(stats["quality"], QUALITY_SCORE)),
         quality_cutoffs=list(cfg.quality.score_cutoffs),
         quality_kept_buckets={domain: list(buckets) for domain, buckets in cfg.quality.keep_buckets.items()},
@@ -144,6 +146,21 @@ def card_folder(cfg: PipelineConfig, pipeline: CorpusPipeline) -> str:
     if cfg.storage.layout == "flat":
         return storage.join(cfg.storage.root, CARD_DIR)
     return storage.join(cfg.storage.root, f"{CARD_DIR}-{pipeline.config_hash('tokenize')[:16]}")
+
+
+def _decontamination(stats: dict[str, float], manifest: StageManifest) -> dict[str, dict[str, float]]:
+    """Per evaluation set, the training documents found overlapping it, their n-grams, those redacted and dropped."""
+    found = family(stats, "contaminated_docs")
+    ngrams, redacted = family(stats, "contaminated_ngrams"), family(stats, "redacted_docs")
+    return {
+        name: {
+            "documents": documents,
+            "ngrams": ngrams.get(name, 0.0),
+            "redacted": redacted.get(name, 0.0),
+            "dropped": float(manifest.dropped.get(f"contaminated:{name}", 0)),
+        }
+        for name, documents in sorted(found.items())
+    }
 
 
 def _descending(values: dict[str, float]) -> dict[str, float]:

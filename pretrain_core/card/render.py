@@ -130,6 +130,24 @@ def _personal_data(card: DataCard, links: Links) -> list[str]:
     ]
 
 
+def _decontamination(card: DataCard, links: Links) -> list[str]:
+    rows = [
+        [escape(name), _n(c["documents"]), _n(c["ngrams"]), _n(c["redacted"]), _n(c["dropped"])]
+        for name, c in card.decontamination.items()
+    ]
+    return [
+        "Training documents sharing an n-gram with an evaluation set (`heldout`: the corpus's own validation and "
+        "test split, which the zero-shot tasks are built from); a document overlapping several sets counts in each "
+        "and is dropped under the one it shares most with:",
+        "",
+        *(
+            _table(["evaluation set", "documents", "n-grams", "redacted", "dropped"], rows)
+            if rows
+            else ["none found", ""]
+        ),
+    ]
+
+
 def _quality(card: DataCard, links: Links) -> list[str]:
     kept = "; ".join(f"{domain} {', '.join(buckets)}" for domain, buckets in card.quality_kept_buckets.items())
     tail, head = card.quality_cutoffs
@@ -166,6 +184,7 @@ SECTIONS: dict[str, Callable[[DataCard, Links], list[str]]] = {
     "What each stage did": _stages,
     "Duplicates": _duplicates,
     "Personal data": _personal_data,
+    "Decontamination": _decontamination,
     "Quality": _quality,
     "Languages and the tokenizer": _languages,
 }  # the card's sections in order (the tests find them by these headings)

@@ -170,7 +170,7 @@ def test_input_without_the_text_field_warns_which_option_names_it(
     storage.write_parquet(str(path), pa.table({"body": ["a document in another column"] * 3}))
     assert main(["stage", "clean", "--input", str(path), "--output", str(tmp_path / "out")]) == 0
     captured = capsys.readouterr()
-    assert 'ingest            3        0  {"missing_text_field": 3}' in captured.out
+    assert 'ingest               3        0  {"missing_text_field": 3}' in captured.out
     assert captured.err.strip().splitlines()[-1] == (
         "pretrain: warning: 3 of 3 input records have no 'text' field and nothing else was kept: "
         "--text-field names the field that holds the text"
