@@ -100,9 +100,8 @@ class IndexWriter:
         bloom = BloomFilter.sized(distinct, false_positive_rate, max_filter_bytes)
         for _, hashes, _ in self._partitions():
             bloom.add(np.unique(hashes))
-        buffer = io.BytesIO()
-        np.save(buffer, bloom.words)
-        storage.write_bytes(storage.join(index_dir, BLOOM_FILE), buffer.getvalue())
+        with storage.atomic_open(storage.join(index_dir, BLOOM_FILE)) as handle:  # streamed: no second copy
+            np.save(handle, bloom.words, allow_pickle=False)
         self._spill.cleanup()
         info = {
             "sets": self.sets,
@@ -148,7 +147,9 @@ class NgramIndex:
 
     def bloom(self) -> BloomFilter:
         if self._bloom is None:
-            words = np.load(io.BytesIO(storage.read_bytes(storage.join(self.index_dir, BLOOM_FILE))))
+            fs, path = storage.filesystem(storage.join(self.index_dir, BLOOM_FILE))
+            with fs.open(path, "rb") as handle:  # read into the array: no second copy
+                words = np.load(handle, allow_pickle=False)
             self._bloom = BloomFilter(words, int(self.info["filter_probes"]))
         return self._bloom
 
@@ -156,7 +157,8 @@ class NgramIndex:
         if part not in self._cache:
             if sum(h.nbytes + s.nbytes for h, s in self._cache.values()) > _CACHE_BYTES:
                 self._cache.clear()
-            with np.load(io.BytesIO(storage.read_bytes(_partition_url(self.index_dir, part)))) as arrays:
+            data = io.BytesIO(storage.read_bytes(_partition_url(self.index_dir, part)))
+            with np.load(data, allow_pickle=False) as arrays:
                 self._cache[part] = (arrays["hashes"], arrays["sets"])
         return self._cache[part]
 
