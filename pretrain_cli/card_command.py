@@ -18,16 +18,31 @@ def add_card_command(commands: Any, add_config_args: Any) -> None:
         "Built from the build's manifests and per-shard counts, not by rereading the corpus; written under "
         "<root>/card/ (card.md with its PNG figures, a self-contained card.html, card.json). The corpus flow writes "
         "it at its end too. --compare A B prints what changed from build A to build B (each a card.json or a root "
-        "holding card/card.json).",
+        "holding card/card.json). --model CHECKPOINT prints a checkpoint's bill of materials instead: the tokens it "
+        "was fed per domain, source and licence, and the corpus build (stage config hashes, card hash) they came from.",
     )
     add_config_args(card)
     card.add_argument("--compare", nargs=2, metavar=("A", "B"), help="compare two builds' cards instead")
     card.add_argument("--output", metavar="URL", help="--compare: also write the comparison (Markdown) here")
+    card.add_argument(
+        "--model",
+        metavar="CHECKPOINT",
+        help="print the bill of materials of a checkpoint directory or a training output (its latest checkpoint)",
+    )
 
 
 def run_card(args: argparse.Namespace) -> int:
     from pretrain_core.card.compare import compare_cards, load_card
 
+    if args.model:
+        from pretrain_core.train.checkpoint.catalog import read_meta, resolve_checkpoint
+        from pretrain_core.train.shards.bill_report import bill_lines
+
+        checkpoint = resolve_checkpoint(args.model)
+        meta = read_meta(checkpoint)
+        print(f"# Bill of materials: {checkpoint} (step {meta.get('step', '?')})\n")
+        print("\n".join(bill_lines(meta)))
+        return 0
     if args.compare:
         from pretrain_core import storage
 

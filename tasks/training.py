@@ -22,11 +22,13 @@ from prefect.events import emit_event
 from pretrain_core import storage
 from pretrain_core.evaluate.evaluator import EvalResult, evaluate_checkpoint
 from pretrain_core.evaluate.trend_plot import plotting_available
+from pretrain_core.train.checkpoint.catalog import read_meta
 from pretrain_core.train.config import EvalConfig, TrainConfig
 from pretrain_core.train.launch.supervisor import SupervisorHooks, TrainingSupervisor
 from pretrain_core.train.observe.health import parse_health_event
 from pretrain_core.train.observe.loss_plot import loss_curve_url, render_loss_curve
 from pretrain_core.train.observe.monitor import TrainingMonitor
+from pretrain_core.train.shards.bill_report import bill_lines
 from tasks.progress import artifact_key
 
 CHECKPOINT_SAVED = "pretrain.checkpoint.saved"
@@ -59,7 +61,8 @@ def announce_health(run_name: str, line: str) -> bool:
 
 
 def evaluation_markdown(result: EvalResult) -> str:
-    """What an engineer reads in the UI after a checkpoint: zero-shot tasks, sample figures, probes, samples."""
+    """What an engineer reads in the UI after a checkpoint: zero-shot tasks, sample figures, probes, samples, and
+    the bill of materials of the tokens it was trained on."""
     lines = [f"# Step {result.step}: tasks, samples and probes\n"]
     if result.tasks:
         lines += ["| task | items | accuracy ± s.e. | centred | chance |", "|---|---:|---:|---:|---:|"]
@@ -84,6 +87,7 @@ def evaluation_markdown(result: EvalResult) -> str:
         ]
     lines.append("\n## Samples\n")
     lines += [f"**{s.mode}** `{s.prompt!r}` → {s.completion!r}\n" for s in result.samples]
+    lines += ["\n## What it was fed\n", *bill_lines(read_meta(result.checkpoint_url))]
     return "\n".join(lines)
 
 

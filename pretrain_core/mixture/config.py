@@ -28,6 +28,11 @@ class MixtureConfig(StrictModel):
         description="Token budget; None means the largest budget every domain can fill within max_upsample. "
         "A budget that would need more repeats is shrunk (the plan says so).",
     )
+    materialise: bool = Field(
+        default=True,
+        description="Repeat or sample documents so the shards hold the weights. false: every training document "
+        "once, whatever the weights, for a run that mixes at train time (train.data.mixing).",
+    )
     max_upsample: float = Field(
         default=4.0, ge=1.0, le=1000.0, description="Most epochs over any domain; beyond ~4 repeats data loses value."
     )

@@ -150,14 +150,20 @@ def plan_counts(
     names = sorted(set(tallies) | set(cfg.weights), key=_domain_order)
     available = {d: int(tallies[d].tokens.sum()) if d in tallies else 0 for d in names}
     notes: list[str] = []
-    weights = _effective_weights(cfg, available, notes)
-    ceiling = min(math.floor(available[d] * cfg.max_upsample / w) for d, w in weights.items() if w > 0)
-    budget = _budget(cfg, ceiling, weights, available, notes)
+    if cfg.materialise:
+        weights = _effective_weights(cfg, available, notes)
+        ceiling = min(math.floor(available[d] * cfg.max_upsample / w) for d, w in weights.items() if w > 0)
+        budget = _budget(cfg, ceiling, weights, available, notes)
+    else:
+        budget = ceiling = sum(available.values())
+        weights = {d: tokens / budget for d, tokens in available.items() if tokens}
+        notes.append("materialise is off: every training document once (train.data.mixing weighs the domains)")
     targets, epochs, wanted = {}, {}, {}
     for domain in names:
         cap = math.floor(available[domain] * cfg.max_upsample)
         # ceil, so the domain that sets the budget gets exactly its cap, not one token less after rounding
-        targets[domain] = min(math.ceil(weights.get(domain, 0.0) * budget), cap)
+        wished = math.ceil(weights.get(domain, 0.0) * budget) if cfg.materialise else available[domain]
+        targets[domain] = min(wished, cap)
         if targets[domain] <= 0 or available[domain] == 0:
             epochs[domain] = 0
             continue

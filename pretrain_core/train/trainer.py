@@ -41,7 +41,8 @@ from pretrain_core.train.parallel.distributed import (
     init_distributed,
 )
 from pretrain_core.train.parallel.parallelize import parallelize
-from pretrain_core.train.shards.sequences import DataState, TrainBatches, load_sequences
+from pretrain_core.train.shards.provenance import corpus_provenance
+from pretrain_core.train.shards.sequences import load_sequences
 from pretrain_core.train.shards.tokenizer import tokenizer_from_proto
 from pretrain_core.train.step import PhaseTimer, StepResult, Update, train_step, validation_loss
 
@@ -114,9 +115,10 @@ class Trainer:
                 )
             self.state = load_checkpoint(self.resumed_from, self.wrapped, self.optimizer, self.scheduler)
             log.info("resuming from %s at step %d", self.resumed_from, self.state["step"])
-        self.train_rows = load_sequences(config.data.tokens_url, "train", config.data.seq_len).ids
+        self.train = load_sequences(config.data.tokens_url, "train", config.data.seq_len)
         self.val_rows = load_sequences(config.data.tokens_url, "validation", config.data.seq_len).ids
-        self.train_data_sha256 = hashlib.sha256(self.train_rows.tobytes()).hexdigest()
+        self.train_data_sha256 = hashlib.sha256(self.train.ids.tobytes()).hexdigest()
+        self.corpus = corpus_provenance(config.data.tokens_url)
         if self.resumed_from:
             check_resumable(self.resumed_from, config, self.train_data_sha256)
         self._restore_position()
@@ -218,9 +220,8 @@ class Trainer:
     def _restore_position(self) -> None:
         """Step, tokens seen and data order from ``self.state`` (fresh, resumed or rolled back)."""
         config, env = self.config, self.env
-        data_state = DataState(**self.state["data"])
-        self.batches = TrainBatches(
-            self.train_rows, config.data.micro_batch_size, env.dp_rank, env.dp_size, config.seed, data_state
+        self.batches = config.data.build_batches(
+            self.train, env.dp_rank, env.dp_size, config.seed, config.max_steps, self.state["data"]
         )
         self.step, self.tokens_seen = int(self.state["step"]), int(self.state["tokens_seen"])
 
@@ -336,7 +337,8 @@ class Trainer:
     def checkpoint(self, ephemeral: bool = False) -> int:
         """Save (collective; the callbacks run once it is complete), upload TensorBoard logs; returns the step."""
         meta = {
-            "data": {"epoch": self.batches.state.epoch, "position": self.batches.state.position},
+            "data": self.batches.state_dict(),  # where the data stream stands, and the bill of what it fed
+            "corpus": self.corpus,
             "tokens_seen": self.tokens_seen,
             "train_data_sha256": self.train_data_sha256,
             "grad_scaler": self.scaler.state_dict() if self.scaler is not None else None,

@@ -3,6 +3,7 @@ that reads a build works on the copy from another directory, with no stage work.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -14,6 +15,7 @@ from flows.pipeline import pretrain_pipeline
 from pretrain_cli.main import main
 from pretrain_core.config import load_config
 from pretrain_core.pipeline import CorpusPipeline
+from pretrain_core.train.checkpoint.catalog import read_meta
 
 
 def _corpus_snapshot(root: Path) -> dict[str, tuple[bytes, int]]:
@@ -73,3 +75,11 @@ def test_a_copied_build_serves_card_evaluate_generate_and_train_from_elsewhere(
     assert sorted((copy / "train").iterdir()) == runs  # resumed its own run, not a new corpus hash
     assert (runs[0] / "checkpoints" / "step-00000014").is_dir()
     assert _corpus_snapshot(copy / "corpus") == before, "a moved build must be read, not rebuilt"
+
+    capsys.readouterr()  # the resumed run's bill names the copy's build and card, and every token it was fed
+    assert main(["card", "--model", str(copy / "train")]) == 0
+    printed = capsys.readouterr().out
+    meta = read_meta(str(runs[0] / "checkpoints" / "step-00000014"))
+    assert meta["data"]["bill"]["tokens"] == meta["tokens_seen"] and f"{meta['tokens_seen']:,} tokens fed" in printed
+    assert list(meta["corpus"]["stages"]) == list(moved.registry.names)
+    assert meta["corpus"]["card_sha256"] == hashlib.sha256((copy / "card" / "card.json").read_bytes()).hexdigest()

@@ -184,3 +184,17 @@ def test_streamed_plan_equals_the_plan_made_in_memory(
     expected = repeats_in_memory(ids, domains, tokens, train, cfg)
     assert np.array_equal(repeats, expected)
     assert (repeats[train] != repeats[train].max()).any()  # a fractional epoch was sampled
+
+
+def test_without_materialising_every_training_document_comes_once(counted: pa.Table) -> None:
+    """For a run that mixes at train time: no copies, nothing sampled away, whatever the weights; the summary's
+    target shares are the domains' own."""
+    heldout = np.arange(counted.num_rows) % 10 == 0
+    repeats, summary = _plan(counted, MixtureConfig(materialise=False, weights={"code": 1.0}), train=~heldout)
+    assert (repeats[~heldout] == 1).all() and (repeats[heldout] == 1).all()
+    domains = np.asarray(counted.column("domain").to_pylist())
+    tokens = counted.column("n_tokens").to_numpy()
+    natural = _shares(tokens[~heldout], domains[~heldout])
+    for domain, share in natural.items():
+        assert summary["domains"][domain]["target_share"] == pytest.approx(share, abs=1e-6)  # rounded to 6 places
+    assert any("materialise is off" in note for note in summary["notes"])

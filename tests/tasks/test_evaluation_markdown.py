@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pretrain_core.evaluate.evaluator import evaluate_checkpoint
+from pretrain_core.train.checkpoint.catalog import read_meta
 from pretrain_core.train.config import EvalConfig
 from tasks.training import evaluation_markdown
 from tests.evaluate import conftest as evaluate_fixtures
@@ -23,3 +24,7 @@ def test_the_checkpoint_report_shows_tasks_probes_and_samples(fresh_run: str) ->
         and "Bias pairs (zh, 他/她, 48)" in markdown
     )
     assert markdown.count("**greedy**") == len(cfg.prompts) == markdown.count("**sample**")
+    bill = read_meta(result.checkpoint_url)["data"]["bill"]
+    assert f"{bill['tokens']:,} tokens fed in {bill['sequences']:,} sequences" in markdown
+    for domain, tokens in bill["by"]["domain"].items():
+        assert f"| {domain} | {tokens:,} | {100 * tokens / bill['tokens']:.1f} % |" in markdown

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from pretrain_core import schema, storage
-from pretrain_core.train.shards.sequences import DataState, TrainBatches, epoch_order, load_sequences
+from pretrain_core.train.shards.sequences import Sequences, TrainBatches, epoch_order, load_sequences
 from tests.train.token_corpus import TokenData
 
 
@@ -37,9 +37,13 @@ def test_order_depends_only_on_seed_epoch_and_count() -> None:
     assert sorted(epoch_order(1, 3, 100)) == list(range(100))
 
 
-def _rows(n: int) -> np.ndarray:
-    """Row i holds the ids i, i+1, ..., so a batch tells which rows it came from."""
-    return (np.arange(n)[:, None] + np.arange(5)[None, :]).astype(np.int32)
+def _rows(n: int) -> Sequences:
+    """Row i holds the ids i, i+1, ..., so a batch tells which rows it came from; domains and sources by row."""
+    ids = (np.arange(n)[:, None] + np.arange(5)[None, :]).astype(np.int32)
+    licences = np.empty(n, dtype=object)
+    licences[:] = [("MIT",) if i % 2 else ("MIT", "CC0-1.0") for i in range(n)]
+    domains = np.array(["general", "specialist", "code"])[np.arange(n) % 3]
+    return Sequences(ids, domains, np.array([f"source-{i % 4}" for i in range(n)]), licences)
 
 
 def test_ranks_take_disjoint_slices_of_the_same_global_batch() -> None:
@@ -51,7 +55,7 @@ def test_ranks_take_disjoint_slices_of_the_same_global_batch() -> None:
         whole, target = next(single)
         assert torch.equal(torch.cat([a, b]), whole)
         assert torch.equal(target[:, :-1], whole[:, 1:])  # targets are inputs shifted by one
-    assert per_rank[0].state == DataState(epoch=1, position=12)
+    assert (per_rank[0].epoch, per_rank[0].position) == (1, 12)
 
 
 def test_an_epoch_visits_each_row_once_and_drops_the_short_tail() -> None:
@@ -59,7 +63,7 @@ def test_an_epoch_visits_each_row_once_and_drops_the_short_tail() -> None:
     seen = [int(x) for _ in range(3) for x in next(batches)[0][:, 0]]
     assert len(set(seen)) == 18
     next(batches)
-    assert batches.state == DataState(epoch=1, position=6)
+    assert (batches.epoch, batches.position) == (1, 6)
 
 
 def test_resuming_from_a_saved_state_replays_the_same_batches() -> None:
@@ -68,9 +72,29 @@ def test_resuming_from_a_saved_state_replays_the_same_batches() -> None:
     expected = [next(uninterrupted)[0] for _ in range(20)]
     first = TrainBatches(rows, 4, 1, 2, seed=11)
     got = [next(first)[0] for _ in range(9)]
-    resumed = TrainBatches(rows, 4, 1, 2, seed=11, state=DataState(**vars(first.state)))
+    resumed = TrainBatches(rows, 4, 1, 2, seed=11, state=first.state_dict())
     got += [next(resumed)[0] for _ in range(11)]
     assert all(torch.equal(a, b) for a, b in zip(expected, got, strict=True))
+
+
+def test_the_bill_counts_every_ranks_share_and_is_replayed_for_an_old_state() -> None:
+    """Rank 0's bill counts rank 1's rows too; a state saved before bills (epoch and position only) gets the same
+    bill by replaying the order."""
+    rows = _rows(50)
+    batches, other = TrainBatches(rows, 4, 0, 2, seed=5), TrainBatches(rows, 4, 1, 2, seed=5)
+    seen = []
+    for _ in range(15):  # two epochs and a bit: 50 rows, 8 per micro-step
+        seen += [next(batches)[0][:, 0], next(other)[0][:, 0]]
+    firsts = torch.cat(seen).numpy()
+    bill = batches.state_dict()["bill"]
+    assert bill == other.state_dict()["bill"]
+    assert bill["sequences"] == firsts.size == 120 and bill["tokens"] == 4 * 120
+    assert bill["by"]["domain"] == {
+        d: 4 * int((rows.domains[firsts] == d).sum()) for d in ("code", "general", "specialist")
+    }
+    assert bill["by"]["licence"] == {"MIT": 4 * 120, "CC0-1.0": 4 * int((firsts % 2 == 0).sum())}
+    old = {"epoch": batches.epoch, "position": batches.position}
+    assert TrainBatches(rows, 4, 0, 2, seed=5, state=old).state_dict()["bill"] == bill
 
 
 def test_too_few_sequences_for_one_batch_is_an_error() -> None:

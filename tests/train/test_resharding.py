@@ -71,3 +71,27 @@ def test_a_run_moved_between_world_sizes_and_layouts_matches_one_that_never_move
         assert losses[step] == pytest.approx(loss, rel=2e-4), step
     summary = storage.read_json(storage.join(moved, "train_summary.json"))
     assert summary["final_validation_loss"] == pytest.approx(reference.summary["final_validation_loss"], rel=2e-4)
+
+
+def test_train_time_mixing_resumes_across_world_sizes_and_bills_what_it_fed(
+    tiny_config: Callable[..., TrainConfig], tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Weights far from the build's mix, a run moved 2 -> 4 -> 1 ranks: the same losses as one that never moved,
+    and every checkpoint's bill of materials is the tokens it was fed, the same as the unmoved run's."""
+    mixing = {"points": [{"at": 0, "weights": {"general": 0.2, "specialist": 0.3, "code": 0.5}}]}
+    base = {"lr_schedule": "constant", "backend": "gloo", "checkpoint_every": 2, "eval_every": 2, "mixing": mixing}
+    reference = train(tiny_config(max_steps=6, output_url=str(tmp_path / "reference"), **base))
+    moved = str(tmp_path / "moved")
+    for segment, layout in enumerate(LAYOUTS["2 -> 4 -> 1 ranks (FSDP)"], start=1):
+        _segment(tiny_config(max_steps=2 * segment, output_url=moved, **base, **layout), caplog)
+    losses = _losses(moved)
+    for step, loss in reference.losses.items():
+        assert losses[step] == pytest.approx(loss, rel=2e-4), step
+    for step in (2, 4, 6):
+        meta = read_meta(storage.join(moved, "checkpoints", f"step-{step:08d}"))
+        unmoved = read_meta(storage.join(str(tmp_path / "reference"), "checkpoints", f"step-{step:08d}"))
+        bill = meta["data"]["bill"]
+        assert bill == unmoved["data"]["bill"] and bill["tokens"] == meta["tokens_seen"]
+        assert sum(bill["by"]["domain"].values()) == bill["tokens"]
+    shares = {domain: tokens / bill["tokens"] for domain, tokens in bill["by"]["domain"].items()}
+    assert shares == pytest.approx(mixing["points"][0]["weights"], abs=1 / bill["sequences"])

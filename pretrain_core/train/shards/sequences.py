@@ -1,15 +1,17 @@
-"""Token shards → batches: a distributed, resumable iterator whose whole state is (epoch, position).
+"""Token shards → batches: a distributed, resumable iterator whose state is (epoch, position) and a bill.
 
 The order of training sequences is a pure function of (seed, epoch, number of sequences): a seeded permutation
-per epoch. Every micro-step consumes the next `micro_batch_size * world_size` entries of the permutation and
-rank r takes its slice, so resuming from a saved (epoch, position) replays exactly the batches an uninterrupted
-run would have seen. All sequences of a split are held in memory (4 bytes per token per process): fine up to a
-few hundred million tokens; beyond that, memory-map a cache instead.
+per epoch (`mixing.MixedBatches` draws by per-domain weights instead). Every micro-step consumes the next
+`micro_batch_size * world_size` entries of the permutation and rank r takes its slice, so resuming from a saved
+(epoch, position) replays exactly the batches an uninterrupted run would have seen. All sequences of a split are
+held in memory (4 bytes per token per process): fine up to a few hundred million tokens; beyond that, memory-map a
+cache instead.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -17,15 +19,17 @@ import pyarrow.compute as pc
 import torch
 
 from pretrain_core import schema, storage
+from pretrain_core.train.shards.bill import Bill
 
 
 @dataclass(frozen=True)
 class Sequences:
-    """All sequences of one split: ids (N, seq_len + 1) int32 and the domain and source of each row."""
+    """All sequences of one split: ids (N, seq_len + 1) int32 and the domain, source and licences of each row."""
 
     ids: np.ndarray
     domains: np.ndarray
     sources: np.ndarray
+    licences: np.ndarray  # a tuple of licence expressions per row
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -46,6 +50,7 @@ def load_sequences(tokens_url: str, split: str, seq_len: int) -> Sequences:
     ids_parts: list[np.ndarray] = []
     domain_parts: list[np.ndarray] = []
     source_parts: list[np.ndarray] = []
+    licence_parts: list[np.ndarray] = []
     for url in shard_urls(tokens_url):
         table = schema.validate(storage.read_parquet(url), schema.TOKENS, url)
         table = table.filter(pc.equal(table["split"], split))
@@ -59,17 +64,14 @@ def load_sequences(tokens_url: str, split: str, seq_len: int) -> Sequences:
         ids_parts.append(column.flatten().to_numpy().astype(np.int32).reshape(-1, seq_len + 1))
         domain_parts.append(table["domain"].to_numpy(zero_copy_only=False).astype(str))
         source_parts.append(table["source"].to_numpy(zero_copy_only=False).astype(str))
+        licences = np.empty(table.num_rows, dtype=object)
+        licences[:] = [tuple(row) for row in table["licences"].to_pylist()]
+        licence_parts.append(licences)
     if not ids_parts:
-        return Sequences(np.zeros((0, seq_len + 1), np.int32), np.zeros(0, str), np.zeros(0, str))
-    return Sequences(np.concatenate(ids_parts), np.concatenate(domain_parts), np.concatenate(source_parts))
-
-
-@dataclass(frozen=True)
-class DataState:
-    """Where the iterator stands: the epoch and the number of permutation entries already consumed."""
-
-    epoch: int = 0
-    position: int = 0
+        empty = np.zeros(0, str)
+        return Sequences(np.zeros((0, seq_len + 1), np.int32), empty, empty, np.zeros(0, object))
+    parts = (ids_parts, domain_parts, source_parts, licence_parts)
+    return Sequences(*(np.concatenate(p) for p in parts))
 
 
 def epoch_order(seed: int, epoch: int, n: int) -> np.ndarray:
@@ -78,17 +80,19 @@ def epoch_order(seed: int, epoch: int, n: int) -> np.ndarray:
 
 
 class TrainBatches:
-    """Endless (inputs, targets) micro-batches for one rank; the remainder of an epoch too small for a full
-    global micro-batch is skipped, so every rank always sees equal-sized batches."""
+    """Endless (inputs, targets) micro-batches for one rank, in the order the corpus build mixed (each epoch a
+    seeded permutation of every training sequence); the remainder of an epoch too small for a full global
+    micro-batch is skipped, so every rank always sees equal-sized batches. Its state is (epoch, position) and the
+    bill of what the run has read; a state saved before bills existed has its bill replayed from those two."""
 
     def __init__(
         self,
-        sequences: np.ndarray,
+        sequences: Sequences,
         micro_batch_size: int,
         rank: int,
         world_size: int,
         seed: int,
-        state: DataState | None = None,
+        state: dict[str, Any] | None = None,
     ) -> None:
         self.global_batch = micro_batch_size * world_size
         if len(sequences) < self.global_batch:
@@ -97,19 +101,32 @@ class TrainBatches:
         self.micro_batch_size = micro_batch_size
         self.rank = rank
         self.seed = seed
-        self.state = state or DataState()
-        self._order = epoch_order(seed, self.state.epoch, len(sequences))
+        state = state or {}
+        self.epoch, self.position = int(state.get("epoch", 0)), int(state.get("position", 0))
+        self._order = epoch_order(seed, self.epoch, len(sequences))
+        self.bill = Bill.from_dict(state["bill"]) if "bill" in state else self._replayed_bill()
+
+    def _replayed_bill(self) -> Bill:
+        bill = Bill()
+        whole = len(self.sequences) // self.global_batch * self.global_batch
+        for epoch in range(self.epoch):
+            bill.add(self.sequences, epoch_order(self.seed, epoch, len(self.sequences))[:whole])
+        bill.add(self.sequences, self._order[: self.position])
+        return bill
 
     def __iter__(self) -> TrainBatches:
         return self
 
     def __next__(self) -> tuple[torch.Tensor, torch.Tensor]:
-        epoch, position = self.state.epoch, self.state.position
-        if position + self.global_batch > len(self.sequences):
-            epoch, position = epoch + 1, 0
-            self._order = epoch_order(self.seed, epoch, len(self.sequences))
-        start = position + self.rank * self.micro_batch_size
-        rows = self.sequences[self._order[start : start + self.micro_batch_size]]
-        self.state = DataState(epoch, position + self.global_batch)
-        batch = torch.from_numpy(rows.astype(np.int64))
+        if self.position + self.global_batch > len(self.sequences):
+            self.epoch, self.position = self.epoch + 1, 0
+            self._order = epoch_order(self.seed, self.epoch, len(self.sequences))
+        rows = self._order[self.position : self.position + self.global_batch]
+        self.bill.add(self.sequences, rows)
+        self.position += self.global_batch
+        mine = rows[self.rank * self.micro_batch_size : (self.rank + 1) * self.micro_batch_size]
+        batch = torch.from_numpy(self.sequences.ids[mine].astype(np.int64))
         return batch[:, :-1], batch[:, 1:]
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"epoch": self.epoch, "position": self.position, "bill": self.bill.as_dict()}
