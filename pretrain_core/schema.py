@@ -74,8 +74,23 @@ TOKENS = pa.schema(
         pa.field("licences", pa.list_(pa.string()), nullable=False),  # every licence of its documents, sorted
         pa.field("doc_ids", pa.list_(pa.string()), nullable=False),  # documents packed into this sequence
         pa.field("split", pa.string(), nullable=False),  # train / validation / test, decided per document
+        pa.field("quality_bucket", pa.string(), nullable=False),  # of the document with most of its tokens
+        pa.field("quality_score", pa.float32(), nullable=False),  # of that document: what a curriculum orders by
     ]
 )
+# Token shards written before sequences carried their quality read with these values (`with_quality_columns`).
+UNSCORED_BUCKET, UNSCORED_SCORE = "unscored", float("nan")
+
+
+def with_quality_columns(table: pa.Table) -> pa.Table:
+    """Token shards written before the quality columns, with them added as unscored: old builds stay readable."""
+    for name, value, type_ in (
+        ("quality_bucket", UNSCORED_BUCKET, pa.string()),
+        ("quality_score", UNSCORED_SCORE, pa.float32()),
+    ):
+        if name not in table.schema.names:
+            table = table.append_column(name, pa.array([value] * table.num_rows, type_))
+    return table
 
 
 class SchemaError(ValueError):

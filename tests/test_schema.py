@@ -47,6 +47,8 @@ def test_validate_refuses_wrong_types_and_nulls() -> None:
             "licences": [["MIT"]],
             "doc_ids": [["a"]],
             "split": ["train"],
+            "quality_bucket": ["head"],
+            "quality_score": [0.9],
         }
     )
     good = good.cast(schema.TOKENS)

@@ -26,6 +26,10 @@ from pretrain_core.train.config import TrainConfig
 CPU_PRESET = Path(str(files("pretrain_core").joinpath("defaults", "ablation-cpu.yaml")))
 
 
+# What an arm may change of training: what the model is fed and in what order, not the model or its optimiser.
+FED_KEYS = ("train.data.mixing",)
+
+
 class Arm(StrictModel):
     """One candidate corpus: overrides on the base config."""
 
@@ -82,8 +86,12 @@ class AblationSpec(StrictModel):
             if name is not None and name not in self.arms:
                 raise ValueError(f"arm {name!r} is not among the arms {sorted(self.arms)}")
         for name, arm in self.arms.items():
-            if any(o.split("=", 1)[0].startswith(("train.", "storage.")) for o in arm.overrides):
-                raise ValueError(f"arm {name!r} overrides train.* or storage.*: every arm trains the same model")
+            keys = [o.split("=", 1)[0].strip() for o in arm.overrides]
+            if any(k.startswith(("train.", "storage.")) and not k.startswith(FED_KEYS) for k in keys):
+                raise ValueError(
+                    f"arm {name!r} overrides train.* or storage.*: every arm trains the same model (only what it is "
+                    f"fed may differ: {', '.join(FED_KEYS)})"
+                )
         return self
 
     @property

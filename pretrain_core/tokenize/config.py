@@ -93,6 +93,11 @@ class PackConfig(StrictModel):
     )
     split_seed: Seed = Field(default=0, description="Seed of the per-document split assignment.")
     order_seed: Seed = Field(default=0, description="Seed of the document order inside a packed stream.")
+    by_quality_bucket: bool = Field(
+        default=False,
+        description="Pack each quality bucket of a domain apart, so every sequence holds one bucket's text (what "
+        "train.data.mixing needs to weigh buckets, say to anneal on the head); costs one discarded tail per bucket.",
+    )
     add_bos: bool = Field(default=True, description="Put the tokenizer's BOS id before every document.")
     add_eos: bool = Field(default=True, description="Put the tokenizer's EOS id after every document.")
     num_threads: int = Field(default=1, ge=1, le=256, description="SentencePiece encoding threads per shard.")

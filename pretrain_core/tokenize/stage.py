@@ -74,6 +74,8 @@ class TokenizeStage:
         domains = np.asarray(table.column("domain").to_pylist(), dtype=object)
         sources = np.asarray(table.column("source").to_pylist(), dtype=object)
         licences = np.asarray(table.column("licence").to_pylist(), dtype=object)
+        buckets = np.asarray(table.column("quality_bucket").to_pylist(), dtype=object)
+        scores = table.column("quality_score").to_numpy().astype(np.float32)
         splits = self._split_of(table)
         repeat_index = table.column("repeat_index").to_numpy()
         heldout_copy = (splits != SPLITS[0]) & (repeat_index > 0)
@@ -82,24 +84,29 @@ class TokenizeStage:
             doc_key(self.cfg.order_seed, f"{doc_id}#{copy}") for doc_id, copy in zip(ids, repeat_index, strict=True)
         ]
         order = np.asarray(sorted(range(len(ids)), key=lambda r: (keys[r], r)), dtype=np.int64)
-        dropped = [_dropped_rows(heldout_copy, ids, domains, sources, licences, splits, HELDOUT_REPEAT)]
+        documents = {"id": ids, "domain": domains, "source": sources, "licence": licences, "split": splits,
+                     "quality_bucket": buckets, "quality_score": scores}  # fmt: skip
+        dropped = [_dropped_rows(heldout_copy, documents, HELDOUT_REPEAT)]
         stats: dict[str, float] = {f"sequences_{s}": 0.0 for s in SPLITS} | {"tokens_discarded_tail": 0.0}
         stats |= {"documents_ids_reused": float(reused), "documents_encoded": float(len(tokens) - reused)}
         stats |= _card_stats(table, tokens, doc_of_row, ~heldout_copy)
         sequences: list[pa.Table] = []
         for split_index, split in enumerate(SPLITS):
             streams: list[pa.Table] = []
-            for domain in sorted(set(domains.tolist())):
+            for domain, bucket in self._streams(domains, buckets):
                 in_stream = (splits == split) & (domains == domain) & ~heldout_copy
+                if bucket is not None:
+                    in_stream &= buckets == bucket
                 rows = order[in_stream[order]]
                 if not len(rows):
                     continue
                 stream, offsets = concatenate_documents(tokens.take(pa.array(doc_of_row[rows])), *self._frame())
                 packed = pack_stream(stream, offsets, self.cfg.seq_len)
-                dominant = sources[rows][dominant_documents(packed, offsets, self.cfg.seq_len)]
-                streams.append(_sequences(packed, ids[rows], dominant, licences[rows], domain, split))
+                dominant = rows[dominant_documents(packed, offsets, self.cfg.seq_len)]
+                quality = (buckets[dominant], scores[dominant])
+                streams.append(_sequences(packed, ids[rows], sources[dominant], licences[rows], quality, domain, split))
                 tail = rows[packed.tail_docs]
-                dropped.append(_dropped_rows(tail, ids, domains, sources, licences, splits, PACK_TAIL))
+                dropped.append(_dropped_rows(tail, documents, PACK_TAIL))
                 stats[f"tokens_{domain}_{split}"] = float(len(stream))
                 stats[f"sequences_{split}"] += len(packed.windows)
                 stats["tokens_discarded_tail"] += packed.tail_tokens
@@ -107,6 +114,12 @@ class TokenizeStage:
                 sequences.append(_shuffled(pa.concat_tables(streams), self.cfg.order_seed, split_index))
         kept = pa.concat_tables(sequences) if sequences else TOKENS.empty_table()
         return ShardOutput(kept.cast(TOKENS), pa.concat_tables(dropped).cast(dropped_schema(TOKENS)), stats)
+
+    def _streams(self, domains: np.ndarray, buckets: np.ndarray) -> list[tuple[str, str | None]]:
+        """The streams packed apart: one per domain, or per domain and quality bucket (`pack.by_quality_bucket`)."""
+        if not self.cfg.by_quality_bucket:
+            return [(domain, None) for domain in sorted(set(domains.tolist()))]
+        return sorted(set(zip(domains.tolist(), buckets.tolist(), strict=True)))
 
     def _frame(self) -> tuple[int | None, int | None]:
         """The ids put around every document: (BOS or None, EOS or None)."""
@@ -167,9 +180,16 @@ class TokenizeStage:
 
 
 def _sequences(
-    packed: PackedStream, doc_ids: np.ndarray, sources: np.ndarray, doc_licences: np.ndarray, domain: str, split: str
+    packed: PackedStream,
+    doc_ids: np.ndarray,
+    sources: np.ndarray,
+    doc_licences: np.ndarray,
+    quality: tuple[np.ndarray, np.ndarray],
+    domain: str,
+    split: str,
 ) -> pa.Table:
-    """One row per packed window: its ids, its documents, its dominant source and every licence among them."""
+    """One row per packed window: its ids, its documents, its dominant document's source and quality (bucket,
+    score), and every licence among them."""
     n = len(packed.windows)
     flat = packed.doc_indices.flatten().to_numpy()
     names = pa.array(doc_ids.tolist(), pa.string()).take(flat)
@@ -184,6 +204,8 @@ def _sequences(
             "licences": pa.array(licences, pa.list_(pa.string())),
             "doc_ids": pa.ListArray.from_arrays(packed.doc_indices.offsets, names),
             "split": pa.array([split] * n, pa.string()),
+            "quality_bucket": pa.array(quality[0].tolist(), pa.string()),
+            "quality_score": pa.array(quality[1], pa.float32()),
         }
     )
 
@@ -216,25 +238,20 @@ def _shuffled(sequences: pa.Table, seed: int, split_index: int) -> pa.Table:
     return sequences.take(np.random.default_rng([seed, split_index]).permutation(sequences.num_rows))
 
 
-def _dropped_rows(
-    rows: np.ndarray,
-    ids: np.ndarray,
-    domains: np.ndarray,
-    sources: np.ndarray,
-    licences: np.ndarray,
-    splits: np.ndarray,
-    reason: str,
-) -> pa.Table:
-    """The documents at ``rows`` (indices or a mask) as dropped rows, one each."""
-    n = len(ids[rows])
+def _dropped_rows(rows: np.ndarray, documents: dict[str, np.ndarray], reason: str) -> pa.Table:
+    """The documents at ``rows`` (indices or a mask) as dropped rows, one each; ``documents`` holds each
+    document's id, domain, source, licence, split, quality bucket and score."""
+    n = len(documents["id"][rows])
     return pa.table(
         {
             "input_ids": pa.array([[]] * n, pa.list_(pa.int32())),
-            "domain": pa.array(domains[rows].tolist(), pa.string()),
-            "source": pa.array(sources[rows].tolist(), pa.string()),
-            "licences": pa.array([[licence] for licence in licences[rows].tolist()], pa.list_(pa.string())),
-            "doc_ids": pa.array([[i] for i in ids[rows].tolist()], pa.list_(pa.string())),
-            "split": pa.array(splits[rows].tolist(), pa.string()),
+            "domain": pa.array(documents["domain"][rows].tolist(), pa.string()),
+            "source": pa.array(documents["source"][rows].tolist(), pa.string()),
+            "licences": pa.array([[licence] for licence in documents["licence"][rows].tolist()], pa.list_(pa.string())),
+            "doc_ids": pa.array([[i] for i in documents["id"][rows].tolist()], pa.list_(pa.string())),
+            "split": pa.array(documents["split"][rows].tolist(), pa.string()),
+            "quality_bucket": pa.array(documents["quality_bucket"][rows].tolist(), pa.string()),
+            "quality_score": pa.array(documents["quality_score"][rows], pa.float32()),
             "drop_reason": pa.array([reason] * n, pa.string()),
         }
     )

@@ -15,6 +15,7 @@ from pretrain_core.train.model.moe import moe_layers
 from pretrain_core.train.model.objective import held_out_generator
 from pretrain_core.train.parallel.distributed import all_reduce_sum
 from pretrain_core.train.parallel.parallelize import ParallelModel
+from pretrain_core.train.shards.sequences import Sequences
 
 PHASES = ("data", "forward", "backward", "optimizer")
 
@@ -116,3 +117,17 @@ def validation_loss(model: ParallelModel, sequences: np.ndarray, batch_size: int
             count += counted
     total, count = all_reduce_sum([total, count], env)
     return total / count if count else None
+
+
+def losses_by_domain(
+    model: ParallelModel, splits: dict[str, Sequences], batch_size: int, max_batches: int
+) -> dict[str, float]:
+    """Loss per split and domain on fixed samples of each (every rank alike: the passes are collective), so what a
+    mixing schedule does to each domain shows in TensorBoard as `<split>_loss_by_domain/<domain>`."""
+    losses = {}
+    for split, sequences in splits.items():
+        for domain in sorted(set(sequences.domains.tolist())):
+            loss = validation_loss(model, sequences.ids[sequences.domains == domain], batch_size, max_batches)
+            if loss is not None:
+                losses[f"{split}_loss_by_domain/{domain}"] = loss
+    return losses

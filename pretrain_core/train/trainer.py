@@ -44,7 +44,7 @@ from pretrain_core.train.parallel.parallelize import parallelize
 from pretrain_core.train.shards.provenance import corpus_provenance
 from pretrain_core.train.shards.sequences import load_sequences
 from pretrain_core.train.shards.tokenizer import tokenizer_from_proto
-from pretrain_core.train.step import PhaseTimer, StepResult, Update, train_step, validation_loss
+from pretrain_core.train.step import PhaseTimer, StepResult, Update, losses_by_domain, train_step, validation_loss
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +116,7 @@ class Trainer:
             self.state = load_checkpoint(self.resumed_from, self.wrapped, self.optimizer, self.scheduler)
             log.info("resuming from %s at step %d", self.resumed_from, self.state["step"])
         self.train = load_sequences(config.data.tokens_url, "train", config.data.seq_len)
-        self.val_rows = load_sequences(config.data.tokens_url, "validation", config.data.seq_len).ids
+        self.validation = load_sequences(config.data.tokens_url, "validation", config.data.seq_len)
         self.train_data_sha256 = hashlib.sha256(self.train.ids.tobytes()).hexdigest()
         self.corpus = corpus_provenance(config.data.tokens_url)
         if self.resumed_from:
@@ -329,9 +329,14 @@ class Trainer:
 
     def validate(self) -> float | None:
         config = self.config
-        loss = validation_loss(self.parallel, self.val_rows, config.data.micro_batch_size, config.monitor.eval_batches)
+        loss = validation_loss(
+            self.parallel, self.validation.ids, config.data.micro_batch_size, config.monitor.eval_batches
+        )
         if loss is not None:
             self.observer.validated(self.step, loss)
+        batches = max(1, config.monitor.eval_batches // 2)
+        splits = {"train": self.train, "validation": self.validation}
+        self.metrics.scalars(self.step, losses_by_domain(self.parallel, splits, config.data.micro_batch_size, batches))
         return loss
 
     def checkpoint(self, ephemeral: bool = False) -> int:

@@ -53,6 +53,17 @@ def test_bad_specs_are_refused_with_the_reason(changes: dict[str, object], messa
         spec(**changes)
 
 
+def test_arms_may_differ_in_what_the_model_is_fed() -> None:
+    """The anneal preset: one corpus for both arms (same hash, built once), each its own mixing schedule."""
+    anneal = load_ablation(CPU_PRESET.with_name("ablation-anneal.yaml"))
+    constant, annealed = (anneal.train_config(arm, 1).data.mixing for arm in ("constant", "anneal-head"))
+    assert constant is not None and annealed is not None and len(constant.points) == 1
+    assert annealed.points[-1].weights == {"general/head": 0.6, "specialist/head": 0.3, "code/head": 0.1}
+    pipelines = [CorpusPipeline(anneal.arm_config(arm)) for arm in ("constant", "anneal-head")]
+    assert pipelines[0].config_hash("tokenize") == pipelines[1].config_hash("tokenize")
+    assert anneal.arm_config("constant").pack.by_quality_bucket
+
+
 def test_the_cpu_preset_loads_and_a_bad_file_is_a_config_error(tmp_path: Path) -> None:
     preset = load_ablation(CPU_PRESET)
     assert preset.baseline == "raw" and set(preset.arms) == {"raw", "curated", "no-quality"} and preset.seeds == 3

@@ -1,4 +1,5 @@
 import pickle
+import zlib
 from collections import Counter
 from pathlib import Path
 
@@ -237,3 +238,37 @@ def test_ids_that_do_not_decode_to_the_text_are_encoded_again(
         assert again.kept.equals(expected)
         reusable = [ids for ids in foreign if ids is not None] if foreign is halved else []
         assert again.stats["documents_ids_reused"] == len(reusable)
+
+
+def test_packed_by_quality_bucket_every_sequence_holds_one_buckets_text(
+    mixture_shards: list[str], artifacts: dict[str, str], tmp_path: Path
+) -> None:
+    """Buckets dealt to the documents by id; packed apart, a sequence's documents are all of its bucket (and its
+    score is its dominant document's); packed together, sequences mix buckets and name the dominant one's."""
+    buckets = ("head", "middle", "tail")
+    rebucketed = []
+    for index, url in enumerate(mixture_shards):
+        table = storage.read_parquet(url)
+        bucket = [buckets[zlib.crc32(doc_id.encode()) % 3] for doc_id in table.column("id").to_pylist()]
+        table = table.set_column(table.schema.get_field_index("quality_bucket"), "quality_bucket", pa.array(bucket))
+        scores = pa.array([0.9 if b == "head" else 0.5 if b == "middle" else 0.1 for b in bucket], pa.float32())
+        table = table.set_column(table.schema.get_field_index("quality_score"), "quality_score", scores)
+        rebucketed.append(str(tmp_path / f"shard-{index}.parquet"))
+        storage.write_parquet(rebucketed[-1], table)
+    bucket_of = {
+        row["id"]: row["quality_bucket"] for url in rebucketed for row in storage.read_parquet(url).to_pylist()
+    }
+    for apart in (True, False):
+        stage = TokenizeStage(PACK.model_copy(update={"by_quality_bucket": apart}), artifacts)
+        jobs = plan_shards("tokenize", rebucketed, str(tmp_path / f"tokens-{apart}"), "h")
+        mixed = 0
+        for job in jobs:
+            run_shard(job, stage, expands_rows=True)
+            for row in storage.read_parquet(job.data_url).to_pylist():
+                held = {bucket_of[doc_id] for doc_id in row["doc_ids"]}
+                assert row["quality_bucket"] in held
+                assert row["quality_score"] == pytest.approx(
+                    {"head": 0.9, "middle": 0.5, "tail": 0.1}[row["quality_bucket"]]
+                )
+                mixed += len(held) > 1
+        assert (mixed == 0) if apart else mixed > 0

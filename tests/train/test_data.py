@@ -43,7 +43,9 @@ def _rows(n: int) -> Sequences:
     licences = np.empty(n, dtype=object)
     licences[:] = [("MIT",) if i % 2 else ("MIT", "CC0-1.0") for i in range(n)]
     domains = np.array(["general", "specialist", "code"])[np.arange(n) % 3]
-    return Sequences(ids, domains, np.array([f"source-{i % 4}" for i in range(n)]), licences)
+    buckets = np.array(["head", "middle", "tail"])[np.arange(n) % 5 % 3]
+    return Sequences(ids, domains, np.array([f"source-{i % 4}" for i in range(n)]), licences, buckets,
+                     np.linspace(0, 1, n, dtype=np.float32))  # fmt: skip
 
 
 def test_ranks_take_disjoint_slices_of_the_same_global_batch() -> None:
@@ -107,10 +109,20 @@ def test_shards_are_read_through_fsspec(memory_url: str) -> None:
     table = pa.table(
         {"input_ids": [[1, 2, 3], [4, 5, 6]], "domain": ["code", "general"], "source": ["cpython", "handbook"],
          "licences": [["PSF-2.0"], ["GPL-2.0-or-later OR CC-BY-SA-3.0"]], "doc_ids": [["a"], ["b"]],
-         "split": ["train", "test"]},
+         "split": ["train", "test"], "quality_bucket": ["head", "tail"], "quality_score": [0.9, 0.1]},
         schema=schema.TOKENS,
     )  # fmt: skip
     storage.write_parquet(storage.join(url, "data", "00000.parquet"), table)
     test = load_sequences(url, "test", 2)
     assert test.ids.tolist() == [[4, 5, 6]] and test.domains.tolist() == ["general"]
-    assert test.sources.tolist() == ["handbook"]
+    assert test.sources.tolist() == ["handbook"] and test.buckets.tolist() == ["tail"]
+
+
+def test_shards_written_before_the_quality_columns_read_as_unscored(memory_url: str) -> None:
+    url = storage.join(memory_url, "old-tokens")
+    old_schema = pa.schema([f for f in schema.TOKENS if not f.name.startswith("quality_")])
+    old = pa.table({"input_ids": [[1, 2, 3]], "domain": ["code"], "source": ["s"], "licences": [["MIT"]],
+                    "doc_ids": [["a"]], "split": ["train"]}, schema=old_schema)  # fmt: skip
+    storage.write_parquet(storage.join(url, "data", "00000.parquet"), old)
+    train = load_sequences(url, "train", 2)
+    assert train.buckets.tolist() == ["unscored"] and np.isnan(train.scores).all()

@@ -17,12 +17,15 @@ CONSTANT = MixingConfig.model_validate(
 
 
 def _sequences(counts: dict[str, int]) -> Sequences:
-    """Rows numbered through all domains (row i's first id is i), so a batch tells which rows it drew."""
+    """Rows numbered through all domains (row i's first id is i), so a batch tells which rows it drew; every
+    third row of a domain is in its head bucket; scores fall with the row number."""
     domains = np.array([d for d, n in counts.items() for _ in range(n)])
     ids = (np.arange(domains.size)[:, None] + np.arange(5)[None, :]).astype(np.int32)
     licences = np.empty(domains.size, dtype=object)
     licences[:] = [("MIT",)] * domains.size
-    return Sequences(ids, domains, np.array([f"{d}-source" for d in domains]), licences)
+    buckets = np.where(np.arange(domains.size) % 3 == 0, "head", "middle")
+    scores = np.linspace(1, 0, domains.size, dtype=np.float32)
+    return Sequences(ids, domains, np.array([f"{d}-source" for d in domains]), licences, buckets, scores)
 
 
 SEQUENCES = _sequences({"general": 40, "specialist": 17, "code": 5})
@@ -72,6 +75,23 @@ def test_ranks_slice_one_stream_and_a_resume_at_another_world_size_continues_it(
     assert bill["sequences"] == 240 and bill["by"]["domain"]["code"] == 4 * int(
         (SEQUENCES.domains[drawn] == "code").sum()
     )
+
+
+def test_an_anneal_on_the_head_bucket_and_a_curriculum_by_score() -> None:
+    """The last fifth of the run draws only head-bucket general text; under a descending curriculum each group's
+    first pass goes best score first."""
+    anneal = MixingConfig.model_validate(
+        {"points": [{"at": 0, "weights": {"general": 0.5, "code": 0.5}}, {"at": 0.8, "weights": {"general/head": 1}}],
+         "curriculum": "descending"}
+    )  # fmt: skip
+    batches = MixedBatches(SEQUENCES, anneal, 10, 0, 1, seed=4, total_draws=100)
+    drawn = np.array(_drawn(batches, 10))
+    assert set(SEQUENCES.buckets[drawn[80:]]) == {"head"} and set(SEQUENCES.domains[drawn[80:]]) == {"general"}
+    general = drawn[:80][SEQUENCES.domains[drawn[:80]] == "general"]
+    assert (np.diff(SEQUENCES.scores[general]) < 0).all()  # 40 general rows, best first: one whole first pass
+    assert batches.state_dict()["bill"]["by"]["quality_bucket"]["head"] >= 4 * 20
+    with pytest.raises(ValueError, match=r"name \['general/head'\] and their domain too"):
+        MixingConfig.model_validate({"points": [{"at": 0, "weights": {"general": 0.5, "general/head": 0.5}}]})
 
 
 def test_weights_naming_a_domain_without_sequences_are_refused() -> None:

@@ -234,6 +234,8 @@ def test_tensorboard_gets_loss_and_health_every_step_mfu_and_no_step_twice_after
     assert 0 < events.Scalars("train/mfu")[-1].value < 1
     assert all(0 <= e.value < 1 for e in events.Scalars("time/data_share"))
     assert steps["val/train_perplexity_ratio"] == [3, 6]
+    for split in ("train", "validation"):  # what mixing does to each domain, at each validation
+        assert all(steps[f"{split}_loss_by_domain/{d}"] == [0, 3, 6] for d in ("general", "specialist", "code")), steps
 
 
 def test_validation_far_above_training_perplexity_raises_the_overfit_alarm(

@@ -90,7 +90,8 @@ def build_token_data(root: str, seq_len: int = 32, vocab_size: int = 512, n_shar
         encoded = [*sp.encode(text), sp.eos_id()]
         ids += encoded
         owners += [doc_id] * len(encoded)
-    rows: dict[str, list] = {"input_ids": [], "domain": [], "source": [], "licences": [], "doc_ids": [], "split": []}
+    rows: dict[str, list] = {"input_ids": [], "domain": [], "source": [], "licences": [], "doc_ids": [], "split": [],
+                             "quality_bucket": [], "quality_score": []}  # fmt: skip
     window = seq_len + 1
     for (split, domain), (ids, owners) in sorted(streams.items()):
         for start in range(0, len(ids) - window + 1, seq_len):  # consecutive windows share one id, as packed
@@ -101,6 +102,9 @@ def build_token_data(root: str, seq_len: int = 32, vocab_size: int = 512, n_shar
             rows["licences"].append([NOASSERTION])
             rows["doc_ids"].append(list(dict.fromkeys(members)))
             rows["split"].append(split)
+            score = (len(rows["split"]) * 0.37) % 1  # spread over [0, 1), deterministic
+            rows["quality_bucket"].append("head" if score >= 0.7 else "tail" if score < 0.3 else "middle")
+            rows["quality_score"].append(score)
     table = pa.table(rows, schema=schema.TOKENS)
     tokens_url = storage.join(root, "tokens")
     per_shard = -(-table.num_rows // n_shards)

@@ -18,23 +18,33 @@ if TYPE_CHECKING:
 class MixPoint(StrictModel):
     at: float = Field(ge=0.0, le=1.0, description="Fraction of train.max_steps from which these weights hold.")
     weights: dict[str, float] = Field(
-        min_length=1, description="Share of sequences per domain (general, specialist, code); they sum to 1."
+        min_length=1,
+        description="Share of sequences per group, summing to 1: a domain (general, specialist, code) or a domain's "
+        "quality bucket (general/head: the shards packed with pack.by_quality_bucket).",
     )
 
     @model_validator(mode="after")
     def _shares(self) -> MixPoint:
         if any(w < 0 for w in self.weights.values()) or abs(sum(self.weights.values()) - 1) > 1e-6:
             raise ValueError(f"weights at {self.at} must be non-negative and sum to 1: {self.weights}")
+        nested = sorted(g for g in self.weights if "/" in g and g.split("/", 1)[0] in self.weights)
+        if nested:
+            raise ValueError(f"weights at {self.at} name {nested} and their domain too: a sequence would count twice")
         return self
 
 
 class MixingConfig(StrictModel):
-    """Weights per domain over the run: one point is constant mixing; several are stages (`interpolate: step`)
-    or a linear anneal between them (`linear`)."""
+    """Weights per group over the run: one point is constant mixing; several are stages (`interpolate: step`)
+    or a linear anneal between them (`linear`); an anneal on the best text is a last point weighing head buckets."""
 
     points: list[MixPoint] = Field(min_length=1, description="Weights from each fraction of the run, in order.")
     interpolate: Literal["step", "linear"] = Field(
         default="step", description="step: each point's weights hold until the next; linear: they glide between."
+    )
+    curriculum: Literal["none", "ascending", "descending"] = Field(
+        default="none",
+        description="The first pass over each group in order of its sequences' quality scores (ascending: the "
+        "best last); later passes, and none, in a seeded permutation.",
     )
 
     @model_validator(mode="after")

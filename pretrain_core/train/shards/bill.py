@@ -1,5 +1,6 @@
-"""The bill of materials of a run: the tokens it was fed, per domain, source and licence, counted from the global
-stream of sequences every rank computes alike (so no rank has to tell another), saved with each checkpoint."""
+"""The bill of materials of a run: the tokens it was fed, per domain, source, licence and quality bucket, counted
+from the global stream of sequences every rank computes alike (so no rank has to tell another), saved with each
+checkpoint."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 if TYPE_CHECKING:
     from pretrain_core.train.shards.sequences import Sequences
 
-KINDS = ("domain", "source", "licence")
+KINDS = ("domain", "source", "licence", "quality_bucket")
 
 
 @dataclass
@@ -39,7 +40,8 @@ class Bill:
         per_sequence = int(sequences.ids.shape[1]) - 1
         self.sequences += int(rows.size)
         self.tokens += per_sequence * int(rows.size)
-        for kind, column in (("domain", sequences.domains), ("source", sequences.sources)):
+        columns = (("domain", sequences.domains), ("source", sequences.sources), ("quality_bucket", sequences.buckets))
+        for kind, column in columns:
             values, counts = np.unique(column[rows], return_counts=True)
             self.by[kind].update({str(v): per_sequence * int(c) for v, c in zip(values, counts, strict=True)})
         for row in rows.tolist():

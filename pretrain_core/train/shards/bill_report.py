@@ -8,6 +8,7 @@ KIND_TITLES = {
     "domain": "tokens by domain",
     "source": "tokens by source",
     "licence": "tokens by licence (a sequence packing documents of several licences counts under each)",
+    "quality_bucket": "tokens by quality bucket (of each sequence's dominant document)",
 }
 
 

@@ -23,6 +23,13 @@ from pretrain_core.train.shards.bill import Bill
 from pretrain_core.train.shards.sequences import Sequences
 
 
+def members(sequences: Sequences, group: str) -> np.ndarray:
+    """The rows of a group: a domain's, or (``domain/bucket``) that domain's sequences of one quality bucket."""
+    domain, _, bucket = group.partition("/")
+    chosen = sequences.domains == domain
+    return np.flatnonzero(chosen & (sequences.buckets == bucket) if bucket else chosen)
+
+
 class MixedBatches:
     """Endless (inputs, targets) micro-batches for one rank, drawn by the schedule; `state_dict` resumes it."""
 
@@ -41,10 +48,11 @@ class MixedBatches:
         self.micro_batch_size, self.rank, self.global_batch = micro_batch_size, rank, micro_batch_size * world_size
         self.total_draws = max(total_draws, 1)
         self.groups = mixing.groups
-        self.members = {g: np.flatnonzero(sequences.domains == g) for g in self.groups}
+        self.members = {g: members(sequences, g) for g in self.groups}
         empty = [g for g, rows in self.members.items() if rows.size == 0]
         if empty:
-            present = sorted(set(sequences.domains.tolist()))
+            present = sorted(set(sequences.domains.tolist()) | {f"{d}/{b}" for d, b in zip(
+                sequences.domains.tolist(), sequences.buckets.tolist(), strict=True)})  # fmt: skip
             raise ValueError(f"mixing weights name {empty}, which have no training sequences (there are {present})")
         state = state or {}
         self.draws = int(state.get("draws", 0))
@@ -75,11 +83,18 @@ class MixedBatches:
         return int(members[self._order(group, position // members.size)[position % members.size]])
 
     def _order(self, group: str, epoch: int) -> np.ndarray:
+        """The group's visiting order in pass ``epoch``: by score in the first under a curriculum, else seeded."""
         key = (group, epoch)
         if key not in self._orders:
             self._orders = {k: v for k, v in self._orders.items() if k[0] != group}  # one pass per group held
-            tag = zlib.crc32(group.encode())
-            self._orders[key] = np.random.default_rng([self.seed, tag, epoch]).permutation(self.members[group].size)
+            curriculum = self.mixing.curriculum
+            if epoch == 0 and curriculum != "none":
+                scores = self.sequences.scores[self.members[group]]
+                order = np.argsort(scores if curriculum == "ascending" else -scores, kind="stable")
+            else:
+                tag = zlib.crc32(group.encode())
+                order = np.random.default_rng([self.seed, tag, epoch]).permutation(self.members[group].size)
+            self._orders[key] = order
         return self._orders[key]
 
     def state_dict(self) -> dict[str, Any]:

@@ -24,12 +24,15 @@ from pretrain_core.train.shards.bill import Bill
 
 @dataclass(frozen=True)
 class Sequences:
-    """All sequences of one split: ids (N, seq_len + 1) int32 and the domain, source and licences of each row."""
+    """All sequences of one split: ids (N, seq_len + 1) int32 and, per row, its domain, source, licences (a tuple),
+    and the quality bucket and score of its dominant document."""
 
     ids: np.ndarray
     domains: np.ndarray
     sources: np.ndarray
-    licences: np.ndarray  # a tuple of licence expressions per row
+    licences: np.ndarray
+    buckets: np.ndarray
+    scores: np.ndarray
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
@@ -46,13 +49,11 @@ def shard_urls(tokens_url: str) -> list[str]:
 
 
 def load_sequences(tokens_url: str, split: str, seq_len: int) -> Sequences:
-    """Read every shard's rows of ``split``, in shard order, checking each has seq_len + 1 ids."""
-    ids_parts: list[np.ndarray] = []
-    domain_parts: list[np.ndarray] = []
-    source_parts: list[np.ndarray] = []
-    licence_parts: list[np.ndarray] = []
+    """Read every shard's rows of ``split``, in shard order, checking each has seq_len + 1 ids; shards written
+    before the quality columns read as unscored."""
+    parts: list[tuple[np.ndarray, ...]] = []
     for url in shard_urls(tokens_url):
-        table = schema.validate(storage.read_parquet(url), schema.TOKENS, url)
+        table = schema.validate(schema.with_quality_columns(storage.read_parquet(url)), schema.TOKENS, url)
         table = table.filter(pc.equal(table["split"], split))
         if table.num_rows == 0:
             continue
@@ -61,17 +62,22 @@ def load_sequences(tokens_url: str, split: str, seq_len: int) -> Sequences:
         lengths = np.diff(column.offsets.to_numpy())
         if (lengths != seq_len + 1).any():
             raise ValueError(f"{url}: sequences of {sorted(set(lengths.tolist()))} ids, config wants {seq_len + 1}")
-        ids_parts.append(column.flatten().to_numpy().astype(np.int32).reshape(-1, seq_len + 1))
-        domain_parts.append(table["domain"].to_numpy(zero_copy_only=False).astype(str))
-        source_parts.append(table["source"].to_numpy(zero_copy_only=False).astype(str))
         licences = np.empty(table.num_rows, dtype=object)
         licences[:] = [tuple(row) for row in table["licences"].to_pylist()]
-        licence_parts.append(licences)
-    if not ids_parts:
+        parts.append(
+            (
+                column.flatten().to_numpy().astype(np.int32).reshape(-1, seq_len + 1),
+                *(table[name].to_numpy(zero_copy_only=False).astype(str) for name in ("domain", "source")),
+                licences,
+                table["quality_bucket"].to_numpy(zero_copy_only=False).astype(str),
+                table["quality_score"].to_numpy().astype(np.float32),
+            )
+        )
+    if not parts:
         empty = np.zeros(0, str)
-        return Sequences(np.zeros((0, seq_len + 1), np.int32), empty, empty, np.zeros(0, object))
-    parts = (ids_parts, domain_parts, source_parts, licence_parts)
-    return Sequences(*(np.concatenate(p) for p in parts))
+        return Sequences(np.zeros((0, seq_len + 1), np.int32), empty, empty, np.zeros(0, object), empty,
+                         np.zeros(0, np.float32))  # fmt: skip
+    return Sequences(*(np.concatenate(column) for column in zip(*parts, strict=True)))
 
 
 def epoch_order(seed: int, epoch: int, n: int) -> np.ndarray:
