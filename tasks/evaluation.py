@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import base64
 from datetime import UTC, datetime
+from typing import Any
 
 import pyarrow.compute as pc
 from prefect import get_run_logger, task
@@ -28,7 +29,9 @@ from pretrain_core.evaluate.history import (
     result_rows,
 )
 from pretrain_core.evaluate.trend_plot import METRICS, plotting_available, render_trend_plot, trend_plot_url
+from pretrain_core.train.checkpoint.catalog import read_meta
 from pretrain_core.train.checkpoint.records import evaluated_steps, evaluation_url, unevaluated_checkpoints
+from pretrain_core.train.shards.bill_report import bill_summary
 
 REGRESSION_EVENT = "pretrain.eval.regression"
 
@@ -170,11 +173,22 @@ def _report_markdown(
             f"| {r['run']} | {r['step']} | {r['domain']} | {_with_error(r['accuracy'], r['accuracy_stderr'], 3)} |"
             for r in tasks
         ]
+    lines += ["\n## What each run's latest evaluated checkpoint was fed\n", *_bills(latest)]
     lines.append("\n## Trends\n")
     for metric, url in plot_urls.items():
         png = base64.b64encode(storage.read_bytes(url)).decode()
         lines.append(f"![{metric}](data:image/png;base64,{png})\n\n`{url}`\n")
     return "\n".join(lines)
+
+
+def _bills(latest: list[dict[str, Any]]) -> list[str]:
+    """A line per run from its latest evaluated checkpoint's bill of materials (`pretrain card --model` shows all)."""
+    checkpoints = {(row["run"], row["step"]): row["checkpoint"] for row in latest}
+    lines = []
+    for (run, step), checkpoint in sorted(checkpoints.items()):
+        fed = bill_summary(read_meta(checkpoint)) if storage.exists(checkpoint) else "checkpoint pruned since"
+        lines.append(f"- {run} step {step}: {fed}")
+    return lines or ["No evaluated checkpoints yet."]
 
 
 @task(cache_policy=NO_CACHE)

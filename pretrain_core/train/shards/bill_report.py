@@ -30,3 +30,16 @@ def bill_lines(meta: dict[str, Any]) -> list[str]:
         lines += ["", f"| {title} | tokens | share |", "|---|---:|---:|"]
         lines += [f"| {value} | {tokens:,} | {100 * tokens / total:.1f} % |" for value, tokens in counts]
     return lines
+
+
+def bill_summary(meta: dict[str, Any]) -> str:
+    """One line: the tokens fed and their shares by domain and quality bucket (the nightly report's row)."""
+    bill = meta.get("data", {}).get("bill")
+    if not bill:
+        return "no bill of materials (saved before bills existed)"
+    total = max(int(bill["tokens"]), 1)
+    shares = [
+        ", ".join(f"{value} {100 * tokens / total:.1f} %" for value, tokens in sorted(bill["by"].get(kind, {}).items()))
+        for kind in ("domain", "quality_bucket")
+    ]
+    return f"{int(bill['tokens']):,} tokens: {'; '.join(s for s in shares if s)}"
