@@ -36,12 +36,12 @@ def run_card(args: argparse.Namespace) -> int:
 
     if args.model:
         from pretrain_core.train.checkpoint.catalog import read_meta, resolve_checkpoint
-        from pretrain_core.train.shards.bill_report import bill_lines
+        from pretrain_core.train.shards.bill_report import bill_lines, fed_of
 
         checkpoint = resolve_checkpoint(args.model)
         meta = read_meta(checkpoint)
         print(f"# Bill of materials: {checkpoint} (step {meta.get('step', '?')})\n")
-        print("\n".join(bill_lines(meta)))
+        print("\n".join(bill_lines(fed_of(meta))))
         return 0
     if args.compare:
         from pretrain_core import storage

@@ -29,7 +29,6 @@ from pretrain_core.evaluate.history import (
     result_rows,
 )
 from pretrain_core.evaluate.trend_plot import METRICS, plotting_available, render_trend_plot, trend_plot_url
-from pretrain_core.train.checkpoint.catalog import read_meta
 from pretrain_core.train.checkpoint.records import evaluated_steps, evaluation_url, unevaluated_checkpoints
 from pretrain_core.train.shards.bill_report import bill_summary
 
@@ -182,12 +181,14 @@ def _report_markdown(
 
 
 def _bills(latest: list[dict[str, Any]]) -> list[str]:
-    """A line per run from its latest evaluated checkpoint's bill of materials (`pretrain card --model` shows all)."""
+    """A line per run from its latest evaluated checkpoint's bill of materials, as its evaluation record keeps it
+    (the checkpoint itself may be pruned by now; `pretrain card --model` shows a kept one whole)."""
     checkpoints = {(row["run"], row["step"]): row["checkpoint"] for row in latest}
     lines = []
     for (run, step), checkpoint in sorted(checkpoints.items()):
-        fed = bill_summary(read_meta(checkpoint)) if storage.exists(checkpoint) else "checkpoint pruned since"
-        lines.append(f"- {run} step {step}: {fed}")
+        record = evaluation_url(run_of(checkpoint), step)
+        fed = storage.read_json(record).get("fed", {}) if storage.exists(record) else {}
+        lines.append(f"- {run} step {step}: {bill_summary(fed)}")
     return lines or ["No evaluated checkpoints yet."]
 
 

@@ -22,7 +22,6 @@ from prefect.events import emit_event
 from pretrain_core import storage
 from pretrain_core.evaluate.evaluator import EvalResult, evaluate_checkpoint
 from pretrain_core.evaluate.trend_plot import plotting_available
-from pretrain_core.train.checkpoint.catalog import read_meta
 from pretrain_core.train.config import EvalConfig, TrainConfig
 from pretrain_core.train.launch.supervisor import SupervisorHooks, TrainingSupervisor
 from pretrain_core.train.observe.health import parse_health_event
@@ -87,7 +86,7 @@ def evaluation_markdown(result: EvalResult) -> str:
         ]
     lines.append("\n## Samples\n")
     lines += [f"**{s.mode}** `{s.prompt!r}` → {s.completion!r}\n" for s in result.samples]
-    lines += ["\n## What it was fed\n", *bill_lines(read_meta(result.checkpoint_url))]
+    lines += ["\n## What it was fed\n", *bill_lines(result.fed)]
     return "\n".join(lines)
 
 

@@ -35,6 +35,7 @@ from pretrain_core.train.config import EvalConfig
 from pretrain_core.train.model.gpt import GPT, cross_entropy
 from pretrain_core.train.model.objective import IGNORE, Masking, held_out_generator, masking_of
 from pretrain_core.train.numerics import autocast
+from pretrain_core.train.shards.bill_report import fed_of
 from pretrain_core.train.shards.sequences import Sequences, load_sequences
 from pretrain_core.train.shards.tokenizer import load_tokenizer
 
@@ -84,6 +85,7 @@ class EvalResult(BaseModel):
     long_context: LongContextResult | None = None  # with EvalConfig.long_context_lengths
     seconds: float
     config: dict[str, Any] = {}  # the EvalConfig it ran under: a rerun with the same settings reuses the result
+    fed: dict[str, Any] = {}  # the checkpoint's bill of materials and corpus build (`bill_report.fed_of`)
 
 
 def token_byte_lengths(tokenizer: spm.SentencePieceProcessor) -> np.ndarray:
@@ -365,6 +367,7 @@ def _evaluate(
         long_context=long_context,
         seconds=round(time.perf_counter() - started, 3),
         config=cfg.model_dump(mode="json"),
+        fed=fed_of(meta),
     )
 
 

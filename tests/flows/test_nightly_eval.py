@@ -22,7 +22,7 @@ from pretrain_core.train.checkpoint.dcp_format import save_shards
 from pretrain_core.train.checkpoint.store import STATE_DIR
 from pretrain_core.train.config import EvalConfig
 from pretrain_core.train.model.gpt import GPT, ModelArgs
-from pretrain_core.train.shards.bill_report import bill_summary
+from pretrain_core.train.shards.bill_report import bill_summary, fed_of
 from tasks.evaluation import REGRESSION_EVENT
 from tests.evaluate import conftest as evaluate_fixtures
 from tests.train.token_corpus import WITHOUT_EVALUATIONS
@@ -115,7 +115,7 @@ def test_nightly_runs_record_history_and_a_worse_checkpoint_fails_the_run(traine
     assert "- run-a validation/all bits_per_byte" in report and "| run-a | 40 |" in report
     assert "## Zero-shot tasks" in report and "continuation/en" in report
     assert report.count("](data:image/png;base64,") == 3
-    fed = bill_summary(read_meta(str(run_dir / "checkpoints" / "step-00000040")))
+    fed = bill_summary(fed_of(read_meta(str(run_dir / "checkpoints" / "step-00000040"))))
     assert f"- run-a step 40: {fed}" in report and fed.split(": ")[1].startswith("code ")
 
     events = regression_events("run-a", expected=len(regressions))

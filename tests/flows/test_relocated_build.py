@@ -81,5 +81,6 @@ def test_a_copied_build_serves_card_evaluate_generate_and_train_from_elsewhere(
     printed = capsys.readouterr().out
     meta = read_meta(str(runs[0] / "checkpoints" / "step-00000014"))
     assert meta["data"]["bill"]["tokens"] == meta["tokens_seen"] and f"{meta['tokens_seen']:,} tokens fed" in printed
-    assert list(meta["corpus"]["stages"]) == list(moved.registry.names)
+    assert meta["corpus"]["stages"] == [[name, moved.config_hash(name)] for name in moved.registry.names]
+    assert "Corpus build" in printed and f"tokenize `{moved.config_hash('tokenize')}`" in printed
     assert meta["corpus"]["card_sha256"] == hashlib.sha256((copy / "card" / "card.json").read_bytes()).hexdigest()

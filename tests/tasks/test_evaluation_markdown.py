@@ -25,6 +25,7 @@ def test_the_checkpoint_report_shows_tasks_probes_and_samples(fresh_run: str) ->
     )
     assert markdown.count("**greedy**") == len(cfg.prompts) == markdown.count("**sample**")
     bill = read_meta(result.checkpoint_url)["data"]["bill"]
+    assert result.fed["bill"] == bill  # kept in the evaluation record: the checkpoint may be pruned right after
     assert f"{bill['tokens']:,} tokens fed in {bill['sequences']:,} sequences" in markdown
     for domain, tokens in bill["by"]["domain"].items():
         assert f"| {domain} | {tokens:,} | {100 * tokens / bill['tokens']:.1f} % |" in markdown

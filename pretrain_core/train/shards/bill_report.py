@@ -12,16 +12,23 @@ KIND_TITLES = {
 }
 
 
-def bill_lines(meta: dict[str, Any]) -> list[str]:
-    """Markdown lines: the tokens fed per domain, source and licence, and the corpus build they came from."""
-    bill = meta.get("data", {}).get("bill")
+def fed_of(meta: dict[str, Any]) -> dict[str, Any]:
+    """What a checkpoint's meta says it was fed: its bill of materials and the corpus build (what an evaluation
+    record keeps, so the bill outlives a pruned checkpoint)."""
+    return {"bill": meta.get("data", {}).get("bill"), "corpus": meta.get("corpus")}
+
+
+def bill_lines(fed: dict[str, Any]) -> list[str]:
+    """Markdown lines from `fed_of`: the tokens fed per domain, source, licence and quality bucket, and the
+    corpus build they came from."""
+    bill = fed.get("bill")
     if not bill:
         return ["This checkpoint records no bill of materials (saved before bills existed)."]
     total = max(int(bill["tokens"]), 1)
     lines = [f"{int(bill['tokens']):,} tokens fed in {int(bill['sequences']):,} sequences."]
-    corpus = meta.get("corpus") or {}
+    corpus = fed.get("corpus") or {}
     if corpus:
-        stages = ", ".join(f"{name} `{value}`" for name, value in corpus.get("stages", {}).items())
+        stages = ", ".join(f"{name} `{value}`" for name, value in corpus.get("stages", []))
         card = corpus.get("card_sha256")
         lines += ["", f"Corpus build `{corpus.get('tokens_url')}`: stage config hashes {stages or 'unknown'}; "
                   f"data card sha256 {f'`{card}`' if card else 'none written'}."]  # fmt: skip
@@ -32,9 +39,10 @@ def bill_lines(meta: dict[str, Any]) -> list[str]:
     return lines
 
 
-def bill_summary(meta: dict[str, Any]) -> str:
-    """One line: the tokens fed and their shares by domain and quality bucket (the nightly report's row)."""
-    bill = meta.get("data", {}).get("bill")
+def bill_summary(fed: dict[str, Any]) -> str:
+    """One line from `fed_of`: the tokens fed and their shares by domain and quality bucket (the nightly report's
+    row)."""
+    bill = fed.get("bill")
     if not bill:
         return "no bill of materials (saved before bills existed)"
     total = max(int(bill["tokens"]), 1)

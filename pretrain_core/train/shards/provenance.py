@@ -14,8 +14,9 @@ _CARD_FOLDERS = ("card-{hash}", "card")  # storage.layout by_config, then flat (
 
 
 def corpus_provenance(tokens_url: str) -> dict[str, Any]:
-    """{"stages": {stage: config hash}, "card_sha256": the card's hash or None, "tokens_url"}; stages whose
-    manifest is gone (a build copied without them) end the chain where they are missing."""
+    """{"stages": [[stage, config hash], ...] in pipeline order (a list: the checkpoint's JSON sorts mapping keys),
+    "card_sha256": the card's hash or None, "tokens_url"}; a stage whose manifest is gone (a build copied without
+    it) ends the chain there."""
     stages: dict[str, str] = {}
     root = tokens_url.rstrip("/")
     while storage.exists(storage.join(root, "manifest.json")):
@@ -27,7 +28,7 @@ def corpus_provenance(tokens_url: str) -> dict[str, Any]:
         root = upstream[0].rsplit("/data/", 1)[0]
     return {
         "tokens_url": tokens_url,
-        "stages": dict(reversed(stages.items())),
+        "stages": [[name, value] for name, value in reversed(stages.items())],
         "card_sha256": _card_hash(tokens_url, stages),
     }
 
