@@ -36,12 +36,17 @@ def run_card(args: argparse.Namespace) -> int:
 
     if args.model:
         from pretrain_core.train.checkpoint.catalog import read_meta, resolve_checkpoint
-        from pretrain_core.train.shards.bill_report import bill_lines, fed_of
+        from pretrain_core.train.shards.bill_report import bill_lines, fed_of, replayed_bill
 
         checkpoint = resolve_checkpoint(args.model)
         meta = read_meta(checkpoint)
         print(f"# Bill of materials: {checkpoint} (step {meta.get('step', '?')})\n")
-        print("\n".join(bill_lines(fed_of(meta))))
+        fed = fed_of(meta)
+        if fed["bill"] is None:
+            fed["bill"] = replayed_bill(meta)
+            if fed["bill"] is not None:
+                print("Saved before bills existed: replayed from its data position over its token shards.\n")
+        print("\n".join(bill_lines(fed)))
         return 0
     if args.compare:
         from pretrain_core import storage

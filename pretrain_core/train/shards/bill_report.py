@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 KIND_TITLES = {
@@ -16,6 +17,27 @@ def fed_of(meta: dict[str, Any]) -> dict[str, Any]:
     """What a checkpoint's meta says it was fed: its bill of materials and the corpus build (what an evaluation
     record keeps, so the bill outlives a pruned checkpoint)."""
     return {"bill": meta.get("data", {}).get("bill"), "corpus": meta.get("corpus")}
+
+
+def replayed_bill(meta: dict[str, Any]) -> dict[str, Any] | None:
+    """The bill of a checkpoint saved before bills existed, replayed from its (epoch, position) over the token
+    shards it names, as a resume would; None when it holds no position or its shards are gone or rebuilt."""
+    from pretrain_core import storage
+    from pretrain_core.train.checkpoint.catalog import saved_setting
+    from pretrain_core.train.shards.sequences import TrainBatches, load_sequences
+
+    data, tokens_url = meta.get("data", {}), saved_setting(meta, "tokens_url")
+    if "position" not in data or not tokens_url or not storage.exists(storage.join(tokens_url, "data")):
+        return None
+    ranks = int(saved_setting(meta, "nproc_per_node", 1)) * int(saved_setting(meta, "nnodes", 1))
+    for split_by in ("tensor_parallel", "pipeline_parallel", "context_parallel"):
+        ranks //= int(saved_setting(meta, split_by, 1))
+    sequences = load_sequences(tokens_url, "train", int(saved_setting(meta, "seq_len")))
+    if meta.get("train_data_sha256") not in (None, hashlib.sha256(sequences.ids.tobytes()).hexdigest()):
+        return None  # rebuilt since: these are not the sequences it read
+    micro = int(saved_setting(meta, "micro_batch_size"))
+    seed = int(meta.get("config", {}).get("seed", 0))
+    return TrainBatches(sequences, micro, 0, ranks, seed, data).bill.as_dict()
 
 
 def bill_lines(fed: dict[str, Any]) -> list[str]:
