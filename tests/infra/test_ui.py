@@ -38,6 +38,7 @@ pytestmark = [
 # Chromium as root in a closed network: no sandbox, and none of the background connections it would retry.
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]  # fmt: skip
+NAVIGATION_MS = 240_000
 PROPERTY = "xpath=ancestor::div[contains(concat(' ', normalize-space(@class), ' '), ' schema-form-property ')][1]"
 
 
@@ -79,9 +80,11 @@ def _start_train_from_the_form(page: Any, ui_url: str, values: dict[str, str]) -
         name.locator(PROPERTY).locator("input, textarea").first.fill(value)
     _shot(page, f"form-{values['Max Steps']}")
     page.get_by_role("button", name="Submit").click()
-    page.wait_for_url(re.compile(r".*/deployment/[^/?]*\?tab=Runs"))
-    page.locator("a[href^='/runs/flow-run/']", has_text=values["Run Name"]).first.click()
-    page.wait_for_url(re.compile(r".*/runs/flow-run/.*"))
+    # the server creates the run before the page moves on: on a machine busy with the rest of the suite (CI runs
+    # the quick tests beside these), that took over the default minute
+    page.wait_for_url(re.compile(r".*/deployment/[^/?]*\?tab=Runs"), timeout=NAVIGATION_MS)
+    page.locator("a[href^='/runs/flow-run/']", has_text=values["Run Name"]).first.click(timeout=NAVIGATION_MS)
+    page.wait_for_url(re.compile(r".*/runs/flow-run/.*"), timeout=NAVIGATION_MS)
 
 
 def _flow_run(name: str) -> Any:
