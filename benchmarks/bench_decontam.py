@@ -29,19 +29,19 @@ from corpus import REFERENCE, load_documents, megabytes
 from timing import Rate, cpu_time, print_rates
 
 from pretrain_core.decontam.config import DecontamConfig
+from pretrain_core.decontam.eval_sets import PARAGRAPH
 from pretrain_core.decontam.index import IndexWriter, NgramIndex
 from pretrain_core.decontam.ngrams import ngram_hashes, normalised
 from pretrain_core.decontam.scan import find_overlaps
 from pretrain_core.dedup.config import DedupConfig
 
 _WORD = re.compile(r"\w+")
-_PARAGRAPH = re.compile(r"\n\s*\n")
 
 
 def tutor_items() -> list[str]:
     items = []
     for path in sorted((REFERENCE / "vim-tutor").glob("tutor*")):
-        items += [p.strip() for p in _PARAGRAPH.split(path.read_text(encoding="utf-8")) if len(p.strip()) > 80]
+        items += [p.strip() for p in PARAGRAPH.split(path.read_text(encoding="utf-8")) if len(p.strip()) > 80]
     return items
 
 

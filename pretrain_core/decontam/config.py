@@ -91,7 +91,8 @@ class DecontamConfig(StrictModel):
         ge=2**10,
         le=2**36,
         description="Most memory the filter takes in each worker; past it the filter passes more n-grams on to "
-        "the exact check (slower, never wrong). 100 M n-grams take 171 MiB at the default rate.",
+        "the exact check (slower, never wrong). At the default rate 100 M n-grams take 256 MiB (the filter "
+        "rounds up to a power of two; benchmarks/bench_decontam.py).",
     )
 
     @field_validator("eval_sets")

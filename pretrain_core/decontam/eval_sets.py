@@ -15,7 +15,7 @@ from pretrain_core import storage
 from pretrain_core.decontam.config import EvalSetConfig
 
 BATCH_ITEMS = 4096
-_PARAGRAPH = re.compile(r"\n\s*\n")
+PARAGRAPH = re.compile(r"\n\s*\n")
 
 
 class EvalSetError(ValueError):
@@ -95,4 +95,4 @@ def _parquet_items(cfg: EvalSetConfig) -> Iterator[str]:
 def _text_items(cfg: EvalSetConfig) -> Iterator[str]:
     fs, path = storage.filesystem(cfg.path)
     with fs.open(path, "rt", encoding="utf-8", compression="infer") as handle:
-        yield from _PARAGRAPH.split(handle.read())
+        yield from PARAGRAPH.split(handle.read())

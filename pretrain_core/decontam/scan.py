@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -31,9 +32,11 @@ class Overlap:
         return min(self.set_counts, key=lambda name: (-self.set_counts[name], name))
 
 
-def find_overlaps(texts: pa.Array, index: NgramIndex, cfg: DecontamConfig, dedup: DedupConfig) -> dict[int, Overlap]:
+def find_overlaps(
+    texts: pa.Array, index: NgramIndex, cfg: DecontamConfig, dedup: DedupConfig, stats: Counter[str] | None = None
+) -> dict[int, Overlap]:
     """The overlap of every document (by row) that shares at least one n-gram with the index, less the held-out
-    split's boilerplate (`boilerplate`)."""
+    split's boilerplate (`boilerplate`); ``stats`` counts the matches that boilerplate rule set aside."""
     lengths = np.asarray(pa.compute.utf8_length(texts).to_numpy(zero_copy_only=False), dtype=np.int64)
     rows, starts, set_ids, hashes = [], [], [], []
     for lo, hi in size_batches(lengths.tolist(), _BATCH_CHARS):
@@ -51,6 +54,8 @@ def find_overlaps(texts: pa.Array, index: NgramIndex, cfg: DecontamConfig, dedup
         heldout = set_id == index.sets.index(HELDOUT_SET)
         common = boilerplate(row[heldout], hashed[heldout], cfg.heldout_boilerplate_docs)
         keep = ~(heldout & np.isin(hashed, common))
+        if stats is not None:
+            stats["heldout_boilerplate_matches"] += int((~keep).sum())
         row, start, set_id = row[keep], start[keep], set_id[keep]
     order = np.argsort(row, kind="stable")
     row, start, set_id = row[order], start[order], set_id[order]

@@ -51,8 +51,8 @@ class DecontamStage:
         split = self.splits.split_of(table.column("id").to_pylist(), table.column("domain").to_pylist())
         train_rows = np.flatnonzero(split == SPLITS[0])
         texts = table.column("text").combine_chunks()
-        overlaps = find_overlaps(texts.take(pa.array(train_rows)), self.index, self.cfg, self.dedup)
         stats: Counter[str] = Counter({"decontam_checked_docs": len(train_rows)})
+        overlaps = find_overlaps(texts.take(pa.array(train_rows)), self.index, self.cfg, self.dedup, stats)
         out_texts = texts.to_pylist() if self.cfg.action == "redact" and overlaps else None
         reasons: list[str | None] = [None] * table.num_rows
         for train_row, overlap in overlaps.items():

@@ -114,6 +114,7 @@ def test_heldout_text_pasted_into_a_training_document_is_found(tmp_path: Path) -
     assert {f"doc-{i:05d}" for i in train} <= set(dropped.column("id").to_pylist())
     assert f"doc-{heldout:05d}" not in dropped.column("id").to_pylist()  # held-out documents are never checked
     assert manifest["decontaminate"].stats["contaminated_docs/heldout"] >= 3
+    assert "heldout_boilerplate_matches" in manifest["decontaminate"].stats  # what the boilerplate rule set aside
 
 
 def test_eval_items_shorter_than_an_ngram_are_counted(tmp_path: Path) -> None:
