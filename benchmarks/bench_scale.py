@@ -138,7 +138,7 @@ def measure(scale: int, workdir: Path, settings: Sequence[str]) -> list[StageRun
         megabytes, largest = input_megabytes(sources_file, root, stage)
         runs.append(StageRun(scale, stage, megabytes, largest, cpu, driver, workers))
         print(
-            f"  {scale:>3}x {stage:<9} {megabytes:8.1f} MB {cpu:8.1f} CPU s  RSS driver {driver:6.0f} MB"
+            f"  {scale:>3}x {stage:<13} {megabytes:8.1f} MB {cpu:8.1f} CPU s  RSS driver {driver:6.0f} MB"
             f"  workers {workers:6.0f} MB (largest shard {largest:.1f} MB)",
             flush=True,
         )
@@ -148,13 +148,13 @@ def measure(scale: int, workdir: Path, settings: Sequence[str]) -> list[StageRun
 def report(runs: list[StageRun]) -> None:
     scales = sorted({r.scale for r in runs})
     print(
-        f"\n  {'stage':<9} {'scale':>5} {'MB in':>8} {'shard MB':>8} {'CPU s':>8} {'MB/s/core':>9}"
+        f"\n  {'stage':<13} {'scale':>5} {'MB in':>8} {'shard MB':>8} {'CPU s':>8} {'MB/s/core':>9}"
         f" {'driver RSS':>10} {'worker RSS':>10}"
     )
     for stage in CORPUS_STAGES:
         for run in (r for r in runs if r.stage == stage):
             print(
-                f"  {stage:<9} {run.scale:>4}x {run.megabytes:>8.1f} {run.largest_shard_mb:>8.1f}"
+                f"  {stage:<13} {run.scale:>4}x {run.megabytes:>8.1f} {run.largest_shard_mb:>8.1f}"
                 f" {run.cpu_seconds:>8.1f} {run.mb_per_core_second:>9.3f} {run.driver_rss_mb:>10.0f}"
                 f" {run.worker_rss_mb:>10.0f}"
             )
@@ -167,7 +167,7 @@ def report(runs: list[StageRun]) -> None:
         large = next(r for r in runs if r.scale == last and r.stage == stage)
         per_mb = (large.cpu_seconds / large.megabytes) / (small.cpu_seconds / small.megabytes)
         print(
-            f"  {stage:<9} cost/MB {per_mb:5.2f}x   driver peak {large.driver_rss_mb / small.driver_rss_mb:5.2f}x"
+            f"  {stage:<13} cost/MB {per_mb:5.2f}x   driver peak {large.driver_rss_mb / small.driver_rss_mb:5.2f}x"
             f"   worker peak {large.worker_rss_mb / max(small.worker_rss_mb, 1):5.2f}x"
             f" (largest shard {large.largest_shard_mb / max(small.largest_shard_mb, 1e-9):5.2f}x)"
         )
