@@ -45,6 +45,7 @@ from bench_scale import input_megabytes
 from scale_corpus import build
 
 from pretrain_core.config import load_config
+from pretrain_core.manifest import read_manifest
 from pretrain_core.pipeline import CORPUS_STAGES
 
 OURS_ONLY = [
@@ -124,6 +125,7 @@ def _datatrove_pipeline(jsonl: Path, work: Path, tokenizer: Path, workers: int) 
 
 
 def _text(document: Any) -> str:
+    """Exact dedup's content: datatrove reads this function's return annotation to pick its hash (str, not bytes)."""
     text: str = document.text
     return text
 
@@ -153,8 +155,8 @@ def _our_reach(root: Path) -> list[tuple[str, int, int]]:
     for stage in CORPUS_STAGES:
         manifest = root / "corpus" / stage / "manifest.json"
         if manifest.exists():
-            facts = json.loads(manifest.read_text())
-            reach.append((stage, int(facts.get("docs_in", 0)), int(facts.get("docs_out", 0))))
+            facts = read_manifest(str(manifest))
+            reach.append((stage, facts.docs_in, facts.docs_out))
     return reach
 
 

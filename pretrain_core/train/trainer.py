@@ -5,7 +5,6 @@ same losses at every later step as an uninterrupted run.
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
 import random
@@ -117,7 +116,7 @@ class Trainer:
             log.info("resuming from %s at step %d", self.resumed_from, self.state["step"])
         self.train = load_sequences(config.data.tokens_url, "train", config.data.seq_len)
         self.validation = load_sequences(config.data.tokens_url, "validation", config.data.seq_len)
-        self.train_data_sha256 = hashlib.sha256(self.train.ids.tobytes()).hexdigest()
+        self.train_data_sha256 = self.train.sha256()
         self.corpus = corpus_provenance(config.data.tokens_url)
         if self.resumed_from:
             check_resumable(self.resumed_from, config, self.train_data_sha256)

@@ -5,6 +5,7 @@ pasted into a training document is found too; per-set counts reach the manifest.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
@@ -141,3 +142,21 @@ def test_every_item_finds_itself(tmp_path: Path) -> None:
     writer.finish(str(tmp_path), 1e-3, 2**20, {})
     found = find_overlaps(pa.array(items), NgramIndex.open(str(tmp_path)), DecontamConfig(), DedupConfig())
     assert set(found) == set(range(len(items)))
+
+
+def test_heldout_boilerplate_is_set_aside_and_counted(tmp_path: Path) -> None:
+    """A footer held-out text shares with more than `heldout_boilerplate_docs` training documents is no leak: its
+    matches are set aside and counted, one by one; a held-out passage pasted into one document is still found."""
+    items = tutor_items()
+    footer, passage, clean = items[0], items[1], items[2:8]
+    writer = IndexWriter(["heldout"])
+    writer.add("heldout", ngram_hashes(normalised(pa.array([f"{footer}\n\n{passage}"]), DedupConfig().ignore), 13,
+                                       1.5).hashes)  # fmt: skip
+    writer.finish(str(tmp_path), 1e-3, 2**20, {})
+    cfg = DecontamConfig(heldout_boilerplate_docs=3)
+    texts = [f"{text}\n\n{footer}" for text in clean[:4]] + [f"{clean[4]}\n\n{passage}", clean[5]]
+    footer_ngrams = ngram_hashes(normalised(pa.array([footer]), DedupConfig().ignore), 13, 1.5).hashes.size
+    stats: Counter[str] = Counter()
+    found = find_overlaps(pa.array(texts), NgramIndex.open(str(tmp_path)), cfg, DedupConfig(), stats)
+    assert set(found) == {4}  # the pasted passage only: the footer in four documents is boilerplate
+    assert stats["heldout_boilerplate_matches"] == 4 * footer_ngrams

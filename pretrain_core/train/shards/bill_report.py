@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 KIND_TITLES = {
@@ -24,20 +23,21 @@ def replayed_bill(meta: dict[str, Any]) -> dict[str, Any] | None:
     shards it names, as a resume would; None when it holds no position or its shards are gone or rebuilt."""
     from pretrain_core import storage
     from pretrain_core.train.checkpoint.catalog import saved_setting
+    from pretrain_core.train.parallel.layout import Layout
     from pretrain_core.train.shards.sequences import TrainBatches, load_sequences
 
     data, tokens_url = meta.get("data", {}), saved_setting(meta, "tokens_url")
     if "position" not in data or not tokens_url or not storage.exists(storage.join(tokens_url, "data")):
         return None
-    ranks = int(saved_setting(meta, "nproc_per_node", 1)) * int(saved_setting(meta, "nnodes", 1))
-    for split_by in ("tensor_parallel", "pipeline_parallel", "context_parallel"):
-        ranks //= int(saved_setting(meta, split_by, 1))
+    world_size = int(saved_setting(meta, "nproc_per_node", 1)) * int(saved_setting(meta, "nnodes", 1))
+    degree = {kind: int(saved_setting(meta, f"{kind}_parallel", 1)) for kind in ("pipeline", "context", "tensor")}
+    layout = Layout(world_size, pp=degree["pipeline"], cp=degree["context"], tp=degree["tensor"])
     sequences = load_sequences(tokens_url, "train", int(saved_setting(meta, "seq_len")))
-    if meta.get("train_data_sha256") not in (None, hashlib.sha256(sequences.ids.tobytes()).hexdigest()):
+    if meta.get("train_data_sha256") not in (None, sequences.sha256()):
         return None  # rebuilt since: these are not the sequences it read
     micro = int(saved_setting(meta, "micro_batch_size"))
     seed = int(meta.get("config", {}).get("seed", 0))
-    return TrainBatches(sequences, micro, 0, ranks, seed, data).bill.as_dict()
+    return TrainBatches(sequences, micro, 0, layout.dp, seed, data).bill.as_dict()
 
 
 def bill_lines(fed: dict[str, Any]) -> list[str]:

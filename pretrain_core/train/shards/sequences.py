@@ -10,6 +10,7 @@ cache instead.
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,10 @@ class Sequences:
 
     def __len__(self) -> int:
         return int(self.ids.shape[0])
+
+    def sha256(self) -> str:
+        """The digest of the ids: a checkpoint records it, and a resume or a replayed bill refuses other ones."""
+        return hashlib.sha256(self.ids.tobytes()).hexdigest()
 
 
 def shard_urls(tokens_url: str) -> list[str]:
